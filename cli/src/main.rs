@@ -1,0 +1,2 @@
+//! The `tsfile` command-line tool.
+fn main() {}

@@ -1,0 +1,26 @@
+//! The on-disk model of TsFile v4: bytes in, plain structs out.
+//!
+//! This layer is synchronous and knows nothing of Arrow, async I/O or DataFusion. It parses
+//! the file tail and `TsFileMetadata`, walks the metadata index tree on demand, reads
+//! TimeseriesMetadata, ChunkMetadata and Statistics, and parses the data section (chunk group
+//! headers, chunk headers, page headers), including a forward recovery scan.
+//!
+//! ```text
+//! "TsFile" 0x04 [FileEncryptionHeader] | chunk groups ... 0x04 range | 0x02 | index area |
+//! TsFileMetadata | int32 L | "TsFile"
+//! ```
+
+pub mod cursor;
+pub mod types;
+
+pub use cursor::Cursor;
+pub use types::{marker, ColumnCategory, Compression, Encoding, PhysicalType, TsDataType};
+
+/// The six magic bytes at both ends of a TsFile.
+pub const MAGIC: &[u8; 6] = b"TsFile";
+/// The only version byte this reader accepts.
+pub const VERSION_V4: u8 = 0x04;
+/// Length of magic + version at the head of the file.
+pub const HEAD_LEN: u64 = 7;
+/// Length of the metadata length field + tail magic.
+pub const TAIL_LEN: u64 = 10;
