@@ -160,25 +160,6 @@ impl<T> ResultExt<T> for Result<T> {
     }
 }
 
-/// Return early with a [`TsFileError::Corrupt`] error.
-macro_rules! corrupt {
-    ($what:expr, $offset:expr, $($arg:tt)*) => {
-        return Err($crate::error::TsFileError::corrupt($what, $offset, format!($($arg)*)))
-    };
-}
-
-/// Return a [`TsFileError::Corrupt`] error unless the condition holds.
-macro_rules! ensure {
-    ($cond:expr, $what:expr, $offset:expr, $($arg:tt)*) => {
-        if !$cond {
-            $crate::error::corrupt!($what, $offset, $($arg)*);
-        }
-    };
-}
-
-pub(crate) use corrupt;
-pub(crate) use ensure;
-
 #[cfg(test)]
 mod tests {
     use super::*;

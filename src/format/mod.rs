@@ -10,10 +10,28 @@
 //! TsFileMetadata | int32 L | "TsFile"
 //! ```
 
+pub mod bloom;
+pub mod chunk;
 pub mod cursor;
+pub mod device;
+pub mod index;
+pub mod metadata;
+pub mod reader;
+pub mod scan;
+pub mod source;
+pub mod statistics;
+pub mod timeseries;
 pub mod types;
 
+pub use bloom::BloomFilter;
+pub use chunk::{ChunkHeader, ChunkRole, FileEncryptionHeader, PageHeader};
 pub use cursor::Cursor;
+pub use device::DeviceId;
+pub use metadata::{ColumnSchema, Property, TableSchema, TsFileMetadata};
+pub use reader::{Chunk, DeviceEntry, FileReader};
+pub use source::{ByteSource, LocalFile};
+pub use statistics::{Statistics, ValueStatistics};
+pub use timeseries::{ChunkMetadata, TimeseriesMetadata};
 pub use types::{marker, ColumnCategory, Compression, Encoding, PhysicalType, TsDataType};
 
 /// The six magic bytes at both ends of a TsFile.

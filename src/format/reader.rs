@@ -1,0 +1,465 @@
+//! Opening a TsFile and walking its metadata on demand.
+//!
+//! ```text
+//! offset 0        "TsFile" 0x04 [0x06 FileEncryptionHeader]
+//!                 data section ... 0x02 (at meta_offset)
+//!                 index area: TimeseriesMetadata runs and index nodes
+//! F-10-L          TsFileMetadata (exactly L bytes)
+//! F-10            int32 L
+//! F-6             "TsFile"
+//! ```
+//!
+//! [`FileReader::open`] reads the head, the tail and TsFileMetadata only. Index nodes and
+//! TimeseriesMetadata are read when asked for, so finding one device costs one read per
+//! index level, not one per device.
+
+use std::ops::Range;
+
+use bytes::Bytes;
+
+use crate::error::{Result, TsFileError};
+use crate::format::chunk::{ChunkHeader, ChunkHeaderSuffix, FileEncryptionHeader};
+use crate::format::index::{IndexKey, IndexLevel, MetadataIndexNode, NodeType};
+use crate::format::{
+    marker, ByteSource, Cursor, DeviceId, TimeseriesMetadata, TsFileMetadata, HEAD_LEN, MAGIC,
+    TAIL_LEN, VERSION_V4,
+};
+
+/// Options that change how a file's structure is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StructureOptions {
+    /// Chunk-header layout in Page-AEAD files (the seed's layout by default).
+    pub aead_suffix: Option<ChunkHeaderSuffix>,
+    /// Upper bound on the size of TsFileMetadata (0 = default of 256 MiB).
+    pub max_metadata_size: u64,
+}
+
+const DEFAULT_MAX_METADATA: u64 = 256 << 20;
+
+/// A device found in the index: its id and the byte range holding its measurement index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceEntry {
+    /// The device.
+    pub device: DeviceId,
+    /// Byte range starting at the device's measurement index root node.
+    pub measurement_root: Range<u64>,
+}
+
+/// Counts describing the shape of the metadata index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct IndexShape {
+    /// INTERNAL_DEVICE nodes over all tables.
+    pub internal_device_nodes: u64,
+    /// INTERNAL_MEASUREMENT nodes over all devices.
+    pub internal_measurement_nodes: u64,
+    /// Deepest device tree (levels, leaf level included).
+    pub device_levels: u32,
+    /// Deepest measurement tree.
+    pub measurement_levels: u32,
+}
+
+/// A chunk read from the data section: header plus its page bytes.
+#[derive(Debug, Clone)]
+pub struct Chunk {
+    /// The chunk header.
+    pub header: ChunkHeader,
+    /// Exactly `data_size` bytes of page headers and payloads.
+    pub data: Bytes,
+}
+
+/// An open TsFile: parsed head, tail and TsFileMetadata over a [`ByteSource`].
+#[derive(Debug)]
+pub struct FileReader<S> {
+    source: S,
+    len: u64,
+    metadata: TsFileMetadata,
+    metadata_len: u64,
+    encryption_header: Option<FileEncryptionHeader>,
+    data_start: u64,
+    suffix: ChunkHeaderSuffix,
+}
+
+/// Check the 7-byte head (magic and version); returns the bytes read so far (up to 8).
+pub fn check_head(source: &dyn ByteSource) -> Result<Bytes> {
+    let len = source.len();
+    if len < HEAD_LEN {
+        return Err(TsFileError::Truncated {
+            what: "file head (magic + version)".into(),
+            offset: 0,
+            needed: HEAD_LEN,
+            available: len,
+        });
+    }
+    let head = source.read(0..len.min(HEAD_LEN + 1))?;
+    if head.get(..6) != Some(&MAGIC[..]) {
+        return Err(TsFileError::corrupt("file head", Some(0), "not a TsFile: magic bytes 'TsFile' missing"));
+    }
+    match head.get(6) {
+        Some(&VERSION_V4) => Ok(head),
+        Some(&v) => Err(TsFileError::unsupported(format!(
+            "TsFile version byte 0x{v:02x} (only version 4 is supported)"
+        ))),
+        None => Err(TsFileError::corrupt("file head", Some(6), "missing version byte")),
+    }
+}
+
+/// Parse the optional encryption header at offset 7; returns it and the data start.
+pub fn read_encryption_header(source: &dyn ByteSource, head: &[u8]) -> Result<(Option<FileEncryptionHeader>, u64)> {
+    if head.get(HEAD_LEN as usize) != Some(&marker::ENCRYPTION_HEADER) {
+        return Ok((None, HEAD_LEN));
+    }
+    let len = source.len();
+    let prefix = source.read(HEAD_LEN..len.min(HEAD_LEN + 6))?;
+    let mut c = Cursor::new(&prefix, HEAD_LEN);
+    c.u8("encryption header marker")?;
+    let size = u64::from(c.uvarint("encryption header size")?);
+    let total = (c.offset() - HEAD_LEN).saturating_add(size);
+    let end = HEAD_LEN.saturating_add(total);
+    if end > len {
+        return Err(TsFileError::Truncated { what: "file encryption header".into(), offset: HEAD_LEN, needed: total, available: len - HEAD_LEN });
+    }
+    let bytes = source.read(HEAD_LEN..end)?;
+    let h = FileEncryptionHeader::parse(&mut Cursor::new(&bytes, HEAD_LEN))?;
+    let start = HEAD_LEN + h.total_len;
+    Ok((Some(h), start))
+}
+
+impl<S: ByteSource> FileReader<S> {
+    /// Open a file with default options.
+    pub fn open(source: S) -> Result<Self> {
+        Self::open_with(source, StructureOptions::default())
+    }
+
+    /// Open a file: validate head and tail and parse TsFileMetadata.
+    pub fn open_with(source: S, opts: StructureOptions) -> Result<Self> {
+        let len = source.len();
+        let head = check_head(&source)?;
+        let (encryption_header, data_start) = read_encryption_header(&source, &head)?;
+        if len < data_start + 1 + TAIL_LEN {
+            return Err(TsFileError::Truncated {
+                what: "file (no room for separator, metadata and tail)".into(),
+                offset: 0,
+                needed: data_start + 1 + TAIL_LEN,
+                available: len,
+            });
+        }
+        let tail = source.read(len - TAIL_LEN..len)?;
+        if tail.get(4..) != Some(&MAGIC[..]) {
+            return Err(TsFileError::corrupt(
+                "file tail",
+                Some(len - 6),
+                "tail magic 'TsFile' missing (the file is incomplete or not a TsFile; try a forward scan)",
+            ));
+        }
+        let mut tc = Cursor::new(&tail, len - TAIL_LEN);
+        let l_raw = tc.i32("metadata length")?;
+        let max_meta = if opts.max_metadata_size == 0 { DEFAULT_MAX_METADATA } else { opts.max_metadata_size };
+        let room = len - TAIL_LEN - data_start - 1;
+        let metadata_len = u64::try_from(l_raw).ok().filter(|&l| l <= room).ok_or_else(|| {
+            TsFileError::corrupt(
+                "metadata length",
+                Some(len - TAIL_LEN),
+                format!("{l_raw} does not fit between the data start and the tail ({room} bytes)"),
+            )
+        })?;
+        if metadata_len > max_meta {
+            return Err(TsFileError::LimitExceeded { what: "TsFileMetadata size".into(), value: metadata_len, limit: max_meta });
+        }
+        let meta_start = len - TAIL_LEN - metadata_len;
+        let meta_bytes = source.read(meta_start..len - TAIL_LEN)?;
+        let metadata = TsFileMetadata::parse(&mut Cursor::new(&meta_bytes, meta_start), len)
+            .map_err(|e| e.context("reading TsFileMetadata"))?;
+        if metadata.meta_offset >= meta_start || metadata.meta_offset < data_start {
+            return Err(TsFileError::corrupt(
+                "meta_offset",
+                Some(meta_start),
+                format!("{} is not between the data start {data_start} and the metadata start {meta_start}", metadata.meta_offset),
+            ));
+        }
+        let sep = source.read(metadata.meta_offset..metadata.meta_offset + 1)?;
+        if sep.first() != Some(&marker::SEPARATOR) {
+            return Err(TsFileError::corrupt(
+                "meta_offset",
+                Some(metadata.meta_offset),
+                format!("points at byte 0x{:02x}, not the 0x02 separator", sep.first().copied().unwrap_or(0)),
+            ));
+        }
+        let suffix = match &encryption_header {
+            None => ChunkHeaderSuffix::None,
+            Some(_) => opts.aead_suffix.unwrap_or(ChunkHeaderSuffix::AeadOrdinalAndAuthentication),
+        };
+        Ok(FileReader { source, len, metadata, metadata_len, encryption_header, data_start, suffix })
+    }
+
+    /// The parsed TsFileMetadata.
+    pub fn metadata(&self) -> &TsFileMetadata {
+        &self.metadata
+    }
+
+    /// Serialized size of TsFileMetadata.
+    pub fn metadata_len(&self) -> u64 {
+        self.metadata_len
+    }
+
+    /// The file length.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// True for a zero-length file (never, once opened).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The byte source.
+    pub fn source(&self) -> &S {
+        &self.source
+    }
+
+    /// The Page-AEAD encryption header, if the file has one.
+    pub fn encryption_header(&self) -> Option<&FileEncryptionHeader> {
+        self.encryption_header.as_ref()
+    }
+
+    /// Offset of the first data-section marker.
+    pub fn data_start(&self) -> u64 {
+        self.data_start
+    }
+
+    /// The chunk-header suffix layout in force.
+    pub fn chunk_header_suffix(&self) -> ChunkHeaderSuffix {
+        self.suffix
+    }
+
+    fn read_node(&self, range: Range<u64>, level: IndexLevel) -> Result<MetadataIndexNode> {
+        let start = range.start;
+        if range.end > self.len || range.start >= range.end {
+            return Err(TsFileError::corrupt("index node range", Some(start), format!("empty or outside the file: {range:?}")));
+        }
+        let bytes = self.source.read(range)?;
+        MetadataIndexNode::parse(&mut Cursor::new(&bytes, start), level, self.len)
+    }
+
+    fn child_range(&self, node: &MetadataIndexNode, i: usize, at: u64) -> Result<Range<u64>> {
+        node.entry_range(i).ok_or_else(|| TsFileError::corrupt("index node", Some(at), format!("no entry {i}")))
+    }
+
+    /// Every device of table (or tree path prefix) `table`, in index order.
+    pub fn devices(&self, table: &str) -> Result<Vec<DeviceEntry>> {
+        let Some(root) = self.metadata.table_root(table) else {
+            return Err(TsFileError::NotFound { what: format!("table '{table}' in the device index") });
+        };
+        let mut out = Vec::new();
+        self.collect_devices(root, 0, &mut out)?;
+        Ok(out)
+    }
+
+    /// Every device of every table-index key, in file order of the keys.
+    pub fn all_devices(&self) -> Result<Vec<DeviceEntry>> {
+        let mut out = Vec::new();
+        for t in &self.metadata.table_index {
+            self.collect_devices(&t.root, 0, &mut out)?;
+        }
+        Ok(out)
+    }
+
+    fn collect_devices(&self, node: &MetadataIndexNode, depth: u32, out: &mut Vec<DeviceEntry>) -> Result<()> {
+        if depth > 64 {
+            return Err(TsFileError::corrupt("device index", None, "deeper than 64 levels (cycle?)"));
+        }
+        for i in 0..node.entries.len() {
+            let range = self.child_range(node, i, node.end_offset)?;
+            match node.node_type {
+                NodeType::LeafDevice => {
+                    let IndexKey::Device(d) = &node.entries[i].key else {
+                        return Err(TsFileError::corrupt("device index", Some(range.start), "measurement key in a device node"));
+                    };
+                    out.push(DeviceEntry { device: d.clone(), measurement_root: range });
+                }
+                NodeType::InternalDevice => {
+                    let child = self.read_node(range, IndexLevel::Device)?;
+                    self.collect_devices(&child, depth + 1, out)?;
+                }
+                t => {
+                    return Err(TsFileError::corrupt("device index", Some(range.start), format!("unexpected node type {}", t.name())));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Find one device by descending the index of its table (DeviceID segment 0).
+    pub fn find_device(&self, device: &DeviceId) -> Result<Option<DeviceEntry>> {
+        let Some(table) = device.table_name() else { return Ok(None) };
+        let Some(root) = self.metadata.table_root(table) else { return Ok(None) };
+        let mut node = root.clone();
+        for _ in 0..64 {
+            let Some(i) = node.find_device(device) else { return Ok(None) };
+            let range = self.child_range(&node, i, node.end_offset)?;
+            match node.node_type {
+                NodeType::LeafDevice => {
+                    let found = matches!(&node.entries[i].key, IndexKey::Device(d) if d == device);
+                    return Ok(found.then(|| DeviceEntry { device: device.clone(), measurement_root: range }));
+                }
+                NodeType::InternalDevice => node = self.read_node(range, IndexLevel::Device)?,
+                t => {
+                    return Err(TsFileError::corrupt("device index", Some(range.start), format!("unexpected node type {}", t.name())));
+                }
+            }
+        }
+        Err(TsFileError::corrupt("device index", None, "deeper than 64 levels (cycle?)"))
+    }
+
+    /// The measurement index root node of a device.
+    pub fn measurement_root(&self, device: &DeviceEntry) -> Result<MetadataIndexNode> {
+        self.read_node(device.measurement_root.clone(), IndexLevel::Measurement)
+            .map_err(|e| e.context(format!("measurement index of device {}", device.device)))
+    }
+
+    /// All TimeseriesMetadata of a device (an aligned device's time column first).
+    pub fn series(&self, device: &DeviceEntry) -> Result<Vec<TimeseriesMetadata>> {
+        let root = self.measurement_root(device)?;
+        let mut out = Vec::new();
+        self.collect_series(&root, 0, None, &mut out)
+            .map_err(|e| e.context(format!("series of device {}", device.device)))?;
+        Ok(out)
+    }
+
+    fn read_timeseries_run(&self, range: Range<u64>, want: Option<&str>, out: &mut Vec<TimeseriesMetadata>) -> Result<()> {
+        if range.end > self.len || range.start > range.end {
+            return Err(TsFileError::corrupt("timeseries metadata range", Some(range.start), format!("outside the file: {range:?}")));
+        }
+        let start = range.start;
+        let bytes = self.source.read(range)?;
+        let mut c = Cursor::new(&bytes, start);
+        while !c.is_empty() {
+            let t = TimeseriesMetadata::parse(&mut c, self.len)?;
+            match want {
+                Some(m) if t.measurement != m => {}
+                _ => out.push(t),
+            }
+        }
+        Ok(())
+    }
+
+    fn collect_series(&self, node: &MetadataIndexNode, depth: u32, want: Option<&str>, out: &mut Vec<TimeseriesMetadata>) -> Result<()> {
+        if depth > 64 {
+            return Err(TsFileError::corrupt("measurement index", None, "deeper than 64 levels (cycle?)"));
+        }
+        for i in 0..node.entries.len() {
+            let range = self.child_range(node, i, node.end_offset)?;
+            match node.node_type {
+                NodeType::LeafMeasurement => self.read_timeseries_run(range, want, out)?,
+                NodeType::InternalMeasurement => {
+                    let child = self.read_node(range, IndexLevel::Measurement)?;
+                    self.collect_series(&child, depth + 1, want, out)?;
+                }
+                t => {
+                    return Err(TsFileError::corrupt("measurement index", Some(range.start), format!("unexpected node type {}", t.name())));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Find one series of a device by measurement name (`""` for an aligned time column).
+    pub fn find_series(&self, device: &DeviceEntry, measurement: &str) -> Result<Option<TimeseriesMetadata>> {
+        let mut node = self.measurement_root(device)?;
+        for _ in 0..64 {
+            let Some(i) = node.find_measurement(measurement) else { return Ok(None) };
+            let range = self.child_range(&node, i, node.end_offset)?;
+            match node.node_type {
+                NodeType::LeafMeasurement => {
+                    let mut out = Vec::new();
+                    self.read_timeseries_run(range, Some(measurement), &mut out)?;
+                    return Ok(out.into_iter().next());
+                }
+                NodeType::InternalMeasurement => node = self.read_node(range, IndexLevel::Measurement)?,
+                t => {
+                    return Err(TsFileError::corrupt("measurement index", Some(range.start), format!("unexpected node type {}", t.name())));
+                }
+            }
+        }
+        Err(TsFileError::corrupt("measurement index", None, "deeper than 64 levels (cycle?)"))
+    }
+
+    /// Counts of internal nodes and the depth of the device and measurement trees.
+    pub fn index_shape(&self) -> Result<IndexShape> {
+        let mut shape = IndexShape::default();
+        for t in &self.metadata.table_index {
+            self.shape_walk(&t.root, 1, &mut shape)?;
+        }
+        Ok(shape)
+    }
+
+    fn shape_walk(&self, node: &MetadataIndexNode, depth: u32, shape: &mut IndexShape) -> Result<()> {
+        if depth > 64 {
+            return Err(TsFileError::corrupt("metadata index", None, "deeper than 64 levels (cycle?)"));
+        }
+        match node.node_type {
+            NodeType::InternalDevice => shape.internal_device_nodes += 1,
+            NodeType::InternalMeasurement => shape.internal_measurement_nodes += 1,
+            _ => {}
+        }
+        if node.node_type.is_device_level() {
+            shape.device_levels = shape.device_levels.max(depth);
+        } else {
+            shape.measurement_levels = shape.measurement_levels.max(depth);
+        }
+        for i in 0..node.entries.len() {
+            let range = self.child_range(node, i, node.end_offset)?;
+            match node.node_type {
+                NodeType::InternalDevice => {
+                    let child = self.read_node(range, IndexLevel::Device)?;
+                    self.shape_walk(&child, depth + 1, shape)?;
+                }
+                NodeType::LeafDevice => {
+                    let child = self.read_node(range, IndexLevel::Measurement)?;
+                    self.shape_walk(&child, 1, shape)?;
+                }
+                NodeType::InternalMeasurement => {
+                    let child = self.read_node(range, IndexLevel::Measurement)?;
+                    self.shape_walk(&child, depth + 1, shape)?;
+                }
+                NodeType::LeafMeasurement => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Read the chunk header at `offset` (absolute, pointing at the marker) and its pages.
+    pub fn read_chunk(&self, offset: u64) -> Result<Chunk> {
+        let header = self.read_chunk_header(offset)?;
+        let end = header.end_offset();
+        if end > self.metadata.meta_offset {
+            return Err(TsFileError::corrupt(
+                "chunk",
+                Some(offset),
+                format!("chunk '{}' ends at {end}, past the data section end {}", header.measurement, self.metadata.meta_offset),
+            ));
+        }
+        let data = self.source.read(header.data_offset()..end)?;
+        Ok(Chunk { header, data })
+    }
+
+    /// Read only the chunk header at `offset`.
+    pub fn read_chunk_header(&self, offset: u64) -> Result<ChunkHeader> {
+        read_chunk_header_at(&self.source, offset, self.metadata.meta_offset, self.suffix)
+    }
+}
+
+/// Parse a chunk header at `offset`, reading a small window and growing it for long names.
+pub fn read_chunk_header_at(source: &dyn ByteSource, offset: u64, limit: u64, suffix: ChunkHeaderSuffix) -> Result<ChunkHeader> {
+    let mut window: u64 = 256;
+    loop {
+        let end = limit.min(offset.saturating_add(window));
+        if offset >= end {
+            return Err(TsFileError::corrupt("chunk header", Some(offset), "offset outside the data section"));
+        }
+        let bytes = source.read(offset..end)?;
+        match ChunkHeader::parse(&mut Cursor::new(&bytes, offset), suffix) {
+            Err(TsFileError::Truncated { .. }) if end < limit => window = window.saturating_mul(4),
+            r => return r,
+        }
+    }
+}

@@ -1,0 +1,6 @@
+//! The one integration-test binary (one link step instead of one per file).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+mod corpus_structure;
+mod truncation;
