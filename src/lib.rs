@@ -7,12 +7,19 @@
 //! * [`format`] — bytes → structs: primitives, tail, metadata, index, statistics, chunk and
 //!   page headers. Synchronous, no Arrow.
 //! * [`compression`] and [`encoding`] — page bytes → typed values.
+//! * [`read`] — pages and chunks → typed columns with nulls.
+//! * [`arrow`] — TsFile types → Arrow schema and arrays.
+//! * [`file`] — [`TsFile`]: open a file and read tables and devices as `RecordBatch`es.
 #![warn(missing_docs)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+pub mod arrow;
 pub mod compression;
 pub mod encoding;
 pub mod error;
+pub mod file;
 pub mod format;
+pub mod read;
 
 pub use error::{Result, TsFileError};
+pub use file::{TableBatches, TableRead, TsFile, TsFileOptions};

@@ -1,0 +1,478 @@
+//! [`TsFile`]: the library entry point that needs no DataFusion.
+//!
+//! Open a file from a path, from bytes or from an `object_store` location, list its tables
+//! and devices, and read a table as an iterator of Arrow `RecordBatch`es with an optional
+//! column projection, time range and device filter. Chunks and pages whose statistics lie
+//! outside the time range are skipped without being decompressed.
+//!
+//! ```
+//! use datafusion_tsfile::{TableRead, TsFile};
+//!
+//! let file = TsFile::open("tests/data/corpus/files/table_multi_tables.tsfile")?;
+//! for table in file.table_names() {
+//!     println!("{table}: {} devices", file.devices(&table)?.len());
+//! }
+//! let read = TableRead::default().with_time_range(0, i64::MAX);
+//! let mut rows = 0;
+//! for batch in file.read_table("sensors", read)? {
+//!     rows += batch?.num_rows();
+//! }
+//! assert!(rows > 0);
+//! # Ok::<(), datafusion_tsfile::TsFileError>(())
+//! ```
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions};
+use arrow_schema::{Schema, SchemaRef};
+use bytes::Bytes;
+
+use crate::arrow::array::{build_array, null_utf8_array, tag_array, time_array};
+use crate::arrow::schema::{measurement_field, table_arrow_schema, time_field, TimeUnit};
+use crate::error::{Result, ResultExt, TsFileError};
+use crate::format::{ByteSource, ColumnCategory, DeviceEntry, DeviceId, FileReader, LocalFile, TableSchema};
+use crate::read::aligned::{plan_chunk_groups, read_chunk_group};
+use crate::read::tree::read_device_rows;
+use crate::read::ReadOptions;
+
+impl ByteSource for Box<dyn ByteSource> {
+    fn len(&self) -> u64 {
+        (**self).len()
+    }
+    fn read(&self, range: Range<u64>) -> Result<Bytes> {
+        (**self).read(range)
+    }
+}
+
+/// Options of an open [`TsFile`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TsFileOptions {
+    /// How pages are decoded (time encoding of non-aligned pages, SPRINTZ semantics, limits).
+    pub read: ReadOptions,
+    /// Arrow representation of the time column and TIMESTAMP fields.
+    pub time_unit: TimeUnit,
+}
+
+/// What to read from a table.
+#[derive(Debug, Clone, Default)]
+pub struct TableRead {
+    /// Columns to return, by name, in this order (`None` = all columns).
+    pub projection: Option<Vec<String>>,
+    /// Inclusive time range.
+    pub time_range: Option<(i64, i64)>,
+    /// Only these devices (`None` = all).
+    pub devices: Option<Vec<DeviceId>>,
+    /// Maximum rows per batch (0 = 8192).
+    pub batch_size: usize,
+}
+
+impl TableRead {
+    /// Only the named columns, in this order.
+    pub fn with_projection<S: Into<String>>(mut self, cols: impl IntoIterator<Item = S>) -> Self {
+        self.projection = Some(cols.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Only rows with `lo <= time <= hi`.
+    pub fn with_time_range(mut self, lo: i64, hi: i64) -> Self {
+        self.time_range = Some((lo, hi));
+        self
+    }
+
+    /// Only these devices.
+    pub fn with_devices(mut self, devices: Vec<DeviceId>) -> Self {
+        self.devices = Some(devices);
+        self
+    }
+
+    /// At most `n` rows per batch.
+    pub fn with_batch_size(mut self, n: usize) -> Self {
+        self.batch_size = n;
+        self
+    }
+}
+
+/// An open TsFile.
+pub struct TsFile {
+    reader: FileReader<Box<dyn ByteSource>>,
+    name: String,
+    options: TsFileOptions,
+    encryption: Option<String>,
+}
+
+impl std::fmt::Debug for TsFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TsFile").field("name", &self.name).field("len", &self.reader.len()).finish()
+    }
+}
+
+impl TsFile {
+    /// Open a local file.
+    pub fn open(path: impl AsRef<std::path::Path>) -> Result<TsFile> {
+        Self::open_with(path, TsFileOptions::default())
+    }
+
+    /// Open a local file with options.
+    pub fn open_with(path: impl AsRef<std::path::Path>, options: TsFileOptions) -> Result<TsFile> {
+        let name = path.as_ref().display().to_string();
+        let src = LocalFile::open(path.as_ref()).map_err(|e| e.in_file(&name))?;
+        Self::from_source(Box::new(src), name, options)
+    }
+
+    /// Open a file held in memory.
+    pub fn from_bytes(bytes: Bytes) -> Result<TsFile> {
+        Self::from_source(Box::new(bytes), "<memory>".into(), TsFileOptions::default())
+    }
+
+    /// Open any byte source; `name` is used in error messages.
+    pub fn from_source(source: Box<dyn ByteSource>, name: String, options: TsFileOptions) -> Result<TsFile> {
+        let reader = FileReader::open(source).map_err(|e| e.in_file(&name))?;
+        let encryption = encryption_status(&reader)?;
+        Ok(TsFile { reader, name, options, encryption })
+    }
+
+    /// Open an object from an `object_store` (the object is fetched once, whole).
+    #[cfg(feature = "object_store")]
+    pub async fn from_object_store(
+        store: Arc<dyn object_store::ObjectStore>,
+        location: &object_store::path::Path,
+        options: TsFileOptions,
+    ) -> Result<TsFile> {
+        use object_store::ObjectStoreExt;
+        let name = location.to_string();
+        let bytes = store
+            .get(location)
+            .await
+            .map_err(|e| TsFileError::Io { what: format!("fetching {name}"), source: std::io::Error::other(e) })?
+            .bytes()
+            .await
+            .map_err(|e| TsFileError::Io { what: format!("fetching {name}"), source: std::io::Error::other(e) })?;
+        Self::from_source(Box::new(bytes), name, options)
+    }
+
+    /// The name (path) used in errors.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The structure-level reader (metadata, index, chunks).
+    pub fn structure(&self) -> &FileReader<Box<dyn ByteSource>> {
+        &self.reader
+    }
+
+    /// Names of the tables with a schema (table model), in file order.
+    pub fn table_names(&self) -> Vec<String> {
+        self.reader.metadata().table_schemas.iter().map(|t| t.name.clone()).collect()
+    }
+
+    /// Keys of the device index that have no table schema (tree-model path prefixes).
+    pub fn tree_prefixes(&self) -> Vec<String> {
+        let md = self.reader.metadata();
+        md.table_index.iter().filter(|t| md.table_schema(&t.name).is_none()).map(|t| t.name.clone()).collect()
+    }
+
+    /// The schema of table `table`.
+    pub fn table_schema(&self, table: &str) -> Result<&TableSchema> {
+        self.reader.metadata().table_schema(table).ok_or_else(|| {
+            TsFileError::NotFound { what: format!("table '{table}' (tables: {})", self.table_names().join(", ")) }
+                .in_file(&self.name)
+        })
+    }
+
+    /// The Arrow schema of table `table`.
+    pub fn arrow_schema(&self, table: &str) -> Result<SchemaRef> {
+        table_arrow_schema(self.table_schema(table)?, self.options.time_unit)
+    }
+
+    /// Devices of a table (or tree path prefix), in index order. A table that has a schema
+    /// but was never written has no devices.
+    pub fn devices(&self, table: &str) -> Result<Vec<DeviceId>> {
+        if self.reader.metadata().table_root(table).is_none() {
+            return if self.reader.metadata().table_schema(table).is_some() {
+                Ok(Vec::new())
+            } else {
+                Err(TsFileError::NotFound { what: format!("table '{table}'") }.in_file(&self.name))
+            };
+        }
+        Ok(self.reader.devices(table).map_err(|e| e.in_file(&self.name))?.into_iter().map(|d| d.device).collect())
+    }
+
+    fn check_readable(&self) -> Result<()> {
+        match &self.encryption {
+            None => Ok(()),
+            Some(what) => Err(TsFileError::Encrypted { detail: format!("{what}; a key is required to read values") }
+                .in_file(&self.name)),
+        }
+    }
+
+    /// Read table `table` as record batches.
+    pub fn read_table(&self, table: &str, read: TableRead) -> Result<TableBatches<'_>> {
+        self.check_readable()?;
+        let schema = self.table_schema(table)?.clone();
+        let full = table_arrow_schema(&schema, self.options.time_unit)?;
+        let names: Vec<String> = match &read.projection {
+            Some(p) => p.clone(),
+            None => full.fields().iter().map(|f| f.name().clone()).collect(),
+        };
+        let mut out_fields = Vec::with_capacity(names.len());
+        let mut outputs = Vec::with_capacity(names.len());
+        let time_name = full.field(0).name().clone();
+        let mut fields: Vec<(String, crate::format::TsDataType)> = Vec::new();
+        for n in &names {
+            let f = full.field_with_name(n).map_err(|_| {
+                TsFileError::NotFound { what: format!("column '{n}' in table '{table}'") }.in_file(&self.name)
+            })?;
+            out_fields.push(f.clone());
+            if *n == time_name {
+                outputs.push(Output::Time);
+                continue;
+            }
+            let col = schema.columns.iter().find(|c| &c.name == n).ok_or_else(|| TsFileError::NotFound { what: n.clone() })?;
+            outputs.push(match col.category {
+                ColumnCategory::Tag => {
+                    let pos = schema.tag_columns().position(|t| t.name == *n).unwrap_or(0);
+                    Output::Tag(pos + 1)
+                }
+                ColumnCategory::Attribute => Output::Attribute,
+                ColumnCategory::Field => {
+                    fields.push((n.clone(), col.data_type));
+                    Output::Field(fields.len() - 1)
+                }
+                ColumnCategory::Time => Output::Time,
+            });
+        }
+        let mut devices = if self.reader.metadata().table_root(table).is_some() {
+            self.reader.devices(table).map_err(|e| e.in_file(&self.name))?
+        } else {
+            Vec::new()
+        };
+        if let Some(keep) = &read.devices {
+            devices.retain(|d| keep.contains(&d.device));
+        }
+        let mut opts = self.options.read;
+        opts.time_range = read.time_range;
+        Ok(TableBatches {
+            file: self,
+            schema: Arc::new(Schema::new(out_fields)),
+            outputs,
+            fields,
+            devices: devices.into_iter(),
+            groups: Vec::new().into_iter(),
+            current: None,
+            pending: Vec::new().into_iter(),
+            opts,
+            batch_size: if read.batch_size == 0 { 8192 } else { read.batch_size },
+        })
+    }
+
+    /// Read a tree-model device as rows: `time`, then one column per measurement (all of
+    /// the device's measurements sorted by name, or the given ones in that order), merged
+    /// on the union of the series' timestamps.
+    pub fn read_tree_device(&self, device: &DeviceId, measurements: Option<&[&str]>, time_range: Option<(i64, i64)>) -> Result<RecordBatch> {
+        self.check_readable()?;
+        let ctx = |e: TsFileError| e.context(format!("device {device}")).in_file(&self.name);
+        let entry = self
+            .reader
+            .find_device(device)
+            .map_err(ctx)?
+            .ok_or_else(|| TsFileError::NotFound { what: format!("device {device}") }.in_file(&self.name))?;
+        let mut all = self.reader.series(&entry).map_err(ctx)?;
+        all.retain(|s| !s.is_aligned_time());
+        let series = match measurements {
+            None => {
+                all.sort_by(|a, b| a.measurement.as_bytes().cmp(b.measurement.as_bytes()));
+                all
+            }
+            Some(ms) => {
+                let mut v = Vec::with_capacity(ms.len());
+                for m in ms {
+                    let s = all.iter().find(|s| s.measurement == *m).ok_or_else(|| {
+                        TsFileError::NotFound { what: format!("measurement '{m}' of device {device}") }.in_file(&self.name)
+                    })?;
+                    v.push(s.clone());
+                }
+                v
+            }
+        };
+        let mut opts = self.options.read;
+        opts.time_range = time_range;
+        let rows = read_device_rows(&self.reader, &series, &opts).map_err(ctx)?;
+        let unit = self.options.time_unit;
+        let mut fields = vec![time_field("time", unit)];
+        let mut arrays: Vec<ArrayRef> = vec![time_array(rows.times, unit)];
+        for (s, mut col) in series.iter().zip(rows.columns) {
+            fields.push(measurement_field(&s.measurement, s.data_type, unit)?);
+            let (values, nulls) = col.take();
+            arrays.push(build_array(values, nulls, s.data_type, unit, &s.measurement).map_err(ctx)?);
+        }
+        RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays).map_err(|e| ctx(e.into()))
+    }
+}
+
+/// Read the footer's encryption properties and header: `Some(description)` if values are
+/// encrypted.
+fn encryption_status<S: ByteSource>(reader: &FileReader<S>) -> Result<Option<String>> {
+    if let Some(h) = reader.encryption_header() {
+        return Ok(Some(format!("Page-AEAD encrypted (provider '{}', profile '{}')", h.provider_id, h.profile_id)));
+    }
+    let md = reader.metadata();
+    let level = match md.property("encryptLevel") {
+        None | Some(None) => return Ok(None),
+        Some(Some(v)) => String::from_utf8_lossy(v).trim().to_string(),
+    };
+    let ty = md.property("encryptType").flatten().map(|v| String::from_utf8_lossy(v).to_string()).unwrap_or_default();
+    match level.as_str() {
+        "0" => Ok(None),
+        "1" | "2" => {
+            if ty == "UNENCRYPTED" || ty == "org.apache.tsfile.encrypt.UNENCRYPTED" {
+                Ok(None)
+            } else {
+                let ty = if ty.is_empty() { "<empty>".to_string() } else { ty };
+                Ok(Some(format!("encrypted (encryptLevel {level}, encryptType {ty})")))
+            }
+        }
+        other => Err(TsFileError::corrupt("encryptLevel property", None, format!("unknown level '{other}'"))),
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Output {
+    Time,
+    /// DeviceID segment index.
+    Tag(usize),
+    Attribute,
+    /// Index into the decoded value columns.
+    Field(usize),
+}
+
+/// Iterator over the record batches of a table read; see [`TsFile::read_table`].
+pub struct TableBatches<'a> {
+    file: &'a TsFile,
+    schema: SchemaRef,
+    outputs: Vec<Output>,
+    fields: Vec<(String, crate::format::TsDataType)>,
+    devices: std::vec::IntoIter<DeviceEntry>,
+    groups: std::vec::IntoIter<crate::read::aligned::AlignedChunkGroup>,
+    current: Option<DeviceEntry>,
+    pending: std::vec::IntoIter<RecordBatch>,
+    opts: ReadOptions,
+    batch_size: usize,
+}
+
+impl std::fmt::Debug for TableBatches<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TableBatches").field("schema", &self.schema).finish()
+    }
+}
+
+impl TableBatches<'_> {
+    /// The schema of the batches.
+    pub fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    fn start_device(&mut self, d: DeviceEntry) -> Result<()> {
+        let reader = &self.file.reader;
+        let all = reader.series(&d)?;
+        let time = all
+            .iter()
+            .find(|s| s.is_aligned_time())
+            .ok_or_else(|| TsFileError::corrupt("aligned device", None, format!("device {} has no time column", d.device)))?;
+        let mut values = Vec::with_capacity(self.fields.len());
+        for (name, ty) in &self.fields {
+            let s = all.iter().find(|s| &s.measurement == name && !s.is_aligned_time());
+            if let Some(s) = s {
+                if s.data_type != *ty {
+                    return Err(TsFileError::corrupt(
+                        "series",
+                        None,
+                        format!("'{name}' of device {} has type {}, the schema says {ty}", d.device, s.data_type),
+                    ));
+                }
+            }
+            values.push(s);
+        }
+        self.groups = plan_chunk_groups(time, &values)?.into_iter();
+        self.current = Some(d);
+        Ok(())
+    }
+
+    fn decode_group(&mut self, group: crate::read::aligned::AlignedChunkGroup) -> Result<()> {
+        let Some(device) = &self.current else { return Ok(()) };
+        let types: Vec<_> = self.fields.iter().map(|f| f.1).collect();
+        let mut decoded = read_chunk_group(&self.file.reader, &group, &types, &self.opts)?;
+        let rows = decoded.times.len();
+        if rows == 0 {
+            return Ok(());
+        }
+        let unit = self.file.options.time_unit;
+        let mut field_arrays: Vec<Option<ArrayRef>> = Vec::with_capacity(self.fields.len());
+        for ((name, ty), col) in self.fields.iter().zip(decoded.columns.iter_mut()) {
+            let (values, nulls) = col.take();
+            field_arrays.push(Some(build_array(values, nulls, *ty, unit, name)?));
+        }
+        let times = time_array(std::mem::take(&mut decoded.times), unit);
+        let mut arrays = Vec::with_capacity(self.outputs.len());
+        for o in &self.outputs {
+            arrays.push(match o {
+                Output::Time => times.clone(),
+                Output::Tag(seg) => tag_array(device.device.segment(*seg), rows),
+                Output::Attribute => null_utf8_array(rows),
+                Output::Field(i) => field_arrays.get(*i).cloned().flatten().ok_or_else(|| {
+                    TsFileError::corrupt("column", None, "internal: missing decoded field")
+                })?,
+            });
+        }
+        let batch = RecordBatch::try_new_with_options(
+            self.schema.clone(),
+            arrays,
+            &RecordBatchOptions::new().with_row_count(Some(rows)),
+        )?;
+        let mut parts = Vec::with_capacity(rows.div_ceil(self.batch_size));
+        let mut off = 0;
+        while off < rows {
+            let n = self.batch_size.min(rows - off);
+            parts.push(batch.slice(off, n));
+            off += n;
+        }
+        self.pending = parts.into_iter();
+        Ok(())
+    }
+
+    fn advance(&mut self) -> Result<Option<RecordBatch>> {
+        loop {
+            if let Some(b) = self.pending.next() {
+                return Ok(Some(b));
+            }
+            if let Some(g) = self.groups.next() {
+                let dev = self.current.as_ref().map(|d| d.device.to_string()).unwrap_or_default();
+                self.decode_group(g).with_context(|| format!("device {dev}"))?;
+                continue;
+            }
+            match self.devices.next() {
+                Some(d) => {
+                    let name = d.device.to_string();
+                    self.start_device(d).with_context(|| format!("device {name}"))?;
+                }
+                None => return Ok(None),
+            }
+        }
+    }
+}
+
+impl Iterator for TableBatches<'_> {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self.advance() {
+            Ok(b) => b.map(Ok),
+            Err(e) => {
+                // Stop after the first error.
+                self.devices = Vec::new().into_iter();
+                self.groups = Vec::new().into_iter();
+                Some(Err(e.in_file(&self.file.name)))
+            }
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! Page payloads: decompression and the three payload layouts.
+//!
+//! ```text
+//! non-aligned page:   UVarInt time_len, time stream[time_len], value stream (rest)
+//! aligned time page:  time stream (whole payload)
+//! aligned value page: int32 position_count, bitmap[ceil(n/8)] (MSB first, 1 = present),
+//!                     value stream holding only the present values
+//! ```
+//!
+//! Read pipeline per page: stored bytes → decompress to exactly `uncompressed_size` →
+//! split the payload → decode by count.
+
+use crate::compression;
+use crate::encoding::{self, DecodeOptions};
+use crate::error::{Result, TsFileError};
+use crate::format::chunk::RawPage;
+use crate::format::{Compression, Cursor, Encoding};
+
+/// The decompressed payload of a page: borrowed when stored uncompressed.
+pub fn payload<'a>(compression: Compression, page: &RawPage<'a>, buf: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+    let size = page.header.uncompressed_size as usize;
+    if compression == Compression::Uncompressed {
+        if page.data.len() != size {
+            return Err(TsFileError::Decompress {
+                codec: "UNCOMPRESSED",
+                detail: format!("stored {} bytes but the header says {size}", page.data.len()),
+            });
+        }
+        return Ok(page.data);
+    }
+    compression::decompress_into(compression, page.data, size, buf)?;
+    Ok(buf.as_slice())
+}
+
+/// Split a non-aligned payload into its time and value streams.
+pub fn split_nonaligned(payload: &[u8]) -> Result<(&[u8], &[u8])> {
+    let mut c = Cursor::new(payload, 0);
+    let time_len = c.uvarint("time stream length")? as usize;
+    let time = c.bytes(time_len, "time stream")?;
+    Ok((time, c.rest()))
+}
+
+/// Decode a time stream. PLAIN and TS_2DIFF derive the count from the stream; other
+/// encodings need `count` (from page or chunk statistics). Timestamps must ascend.
+pub fn decode_times(encoding: Encoding, data: &[u8], count: Option<u64>, opts: &DecodeOptions, out: &mut Vec<i64>) -> Result<()> {
+    out.clear();
+    match (encoding, count) {
+        (Encoding::Plain | Encoding::Ts2Diff, _) => encoding::decode_time(encoding, data, out, opts)?,
+        (e, Some(n)) => encoding::decode_i64(e, data, usize::try_from(n)?, out, opts)?,
+        (e, None) => {
+            return Err(TsFileError::unsupported(format!("time stream encoding {e} in a page without statistics")))
+        }
+    }
+    if let Some(n) = count {
+        if out.len() as u64 != n {
+            return Err(TsFileError::corrupt(
+                "time stream",
+                None,
+                format!(
+                    "{encoding} stream decoded to {} timestamps but the statistics count {n} (is the time encoding right?)",
+                    out.len()
+                ),
+            ));
+        }
+    }
+    if out.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(TsFileError::corrupt(
+            "time stream",
+            None,
+            format!("{encoding} timestamps are not strictly ascending (is the time encoding right?)"),
+        ));
+    }
+    Ok(())
+}
+
+/// The parts of an aligned value page.
+#[derive(Debug, Clone, Copy)]
+pub struct ValuePage<'a> {
+    /// Number of rows (must equal the matching time page's timestamp count).
+    pub rows: usize,
+    /// Presence bitmap, MSB first.
+    pub bitmap: &'a [u8],
+    /// Encoded present values.
+    pub values: &'a [u8],
+}
+
+/// Split an aligned value payload.
+pub fn split_value_page(payload: &[u8]) -> Result<ValuePage<'_>> {
+    let mut c = Cursor::new(payload, 0);
+    let n = c.i32("value page row count")?;
+    let rows = usize::try_from(n)
+        .map_err(|_| TsFileError::corrupt("value page", None, format!("negative row count {n}")))?;
+    let bitmap = c.bytes(rows.div_ceil(8), "value page bitmap")?;
+    Ok(ValuePage { rows, bitmap, values: c.rest() })
+}
+
+/// Row range `[a, b)` of ascending `times` that falls within `[lo, hi]`.
+pub fn time_window(times: &[i64], range: Option<(i64, i64)>) -> std::ops::Range<usize> {
+    match range {
+        None => 0..times.len(),
+        Some((lo, hi)) => {
+            let a = times.partition_point(|&t| t < lo);
+            let b = times.partition_point(|&t| t <= hi).max(a);
+            a..b
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_split_nonaligned() {
+        let p = [0x04, 1, 2, 9];
+        let (t, v) = split_nonaligned(&p).unwrap();
+        assert_eq!(t, &[1, 2]);
+        assert_eq!(v, &[9]);
+        assert!(split_nonaligned(&[0x08, 1]).is_err());
+    }
+
+    #[test]
+    fn test_split_value_page() {
+        let p = [0, 0, 0, 9, 0xff, 0x80, 7];
+        let v = split_value_page(&p).unwrap();
+        assert_eq!((v.rows, v.bitmap, v.values), (9, &[0xff, 0x80][..], &[7][..]));
+        assert!(split_value_page(&[0xff, 0xff, 0xff, 0xff]).is_err());
+        assert!(split_value_page(&[0, 0, 0, 17, 0]).is_err());
+    }
+
+    #[test]
+    fn test_time_window_bounds() {
+        let t = [1, 3, 5, 7];
+        assert_eq!(time_window(&t, None), 0..4);
+        assert_eq!(time_window(&t, Some((3, 5))), 1..3);
+        assert_eq!(time_window(&t, Some((8, 9))), 4..4);
+        assert_eq!(time_window(&t, Some((i64::MIN, i64::MAX))), 0..4);
+        assert_eq!(time_window(&t, Some((6, 2))), 3..3);
+    }
+}
