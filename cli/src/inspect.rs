@@ -1,0 +1,389 @@
+//! `tsfile inspect`: show the structure of a TsFile without decoding values.
+//!
+//! The summary is built once as a JSON value (the `--json` output); the human-readable
+//! tree is rendered from the same data, so the two never disagree.
+
+use std::collections::BTreeMap;
+
+use datafusion_tsfile::format::chunk::{ChunkHeaderSuffix, PageIter};
+use datafusion_tsfile::format::scan::{scan_data_section, ScanReport};
+use datafusion_tsfile::format::{
+    ByteSource, FileReader, LocalFile, Statistics, TimeseriesMetadata, ValueStatistics,
+};
+use datafusion_tsfile::TsFileError;
+use serde_json::{json, Map, Value};
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// A float as JSON: a number when finite, else the strings `NaN`, `inf`, `-inf`.
+fn float(v: f64) -> Value {
+    if v.is_finite() {
+        json!(v)
+    } else if v.is_nan() {
+        json!("NaN")
+    } else if v > 0.0 {
+        json!("inf")
+    } else {
+        json!("-inf")
+    }
+}
+
+/// Bytes as a JSON string when UTF-8, else `{"hex": ...}`; null stays null.
+fn text(b: &Option<Vec<u8>>) -> Value {
+    match b {
+        None => Value::Null,
+        Some(b) => match std::str::from_utf8(b) {
+            Ok(s) => json!(s),
+            Err(_) => json!({ "hex": hex(b) }),
+        },
+    }
+}
+
+fn statistics_json(s: &Statistics) -> Value {
+    let mut m = Map::new();
+    m.insert("count".into(), json!(s.count));
+    m.insert("start_time".into(), json!(s.start_time));
+    m.insert("end_time".into(), json!(s.end_time));
+    let mut put = |k: &str, v: Value| {
+        m.insert(k.into(), v);
+    };
+    match &s.values {
+        ValueStatistics::None => {}
+        ValueStatistics::Boolean { first, last, true_count } => {
+            put("first", json!(first));
+            put("last", json!(last));
+            put("true_count", json!(true_count));
+        }
+        ValueStatistics::Int32 { min, max, first, last, sum } => {
+            put("min", json!(min));
+            put("max", json!(max));
+            put("first", json!(first));
+            put("last", json!(last));
+            put("sum", json!(sum));
+        }
+        ValueStatistics::Int64 { min, max, first, last, sum } => {
+            put("min", json!(min));
+            put("max", json!(max));
+            put("first", json!(first));
+            put("last", json!(last));
+            put("sum", float(*sum));
+        }
+        ValueStatistics::Float { min, max, first, last, sum } => {
+            put("min", float(f64::from(*min)));
+            put("max", float(f64::from(*max)));
+            put("first", float(f64::from(*first)));
+            put("last", float(f64::from(*last)));
+            put("sum", float(*sum));
+        }
+        ValueStatistics::Double { min, max, first, last, sum } => {
+            put("min", float(*min));
+            put("max", float(*max));
+            put("first", float(*first));
+            put("last", float(*last));
+            put("sum", float(*sum));
+        }
+        ValueStatistics::Text { first, last } => {
+            put("first", text(first));
+            put("last", text(last));
+        }
+        ValueStatistics::String { first, last, min, max } => {
+            put("min", text(min));
+            put("max", text(max));
+            put("first", text(first));
+            put("last", text(last));
+        }
+    }
+    Value::Object(m)
+}
+
+fn series_json<S: ByteSource>(reader: &FileReader<S>, t: &TimeseriesMetadata) -> Result<Value, TsFileError> {
+    let mut chunks = Vec::with_capacity(t.chunks.len());
+    for c in &t.chunks {
+        let chunk = reader.read_chunk(c.offset)?;
+        let h = &chunk.header;
+        let pages = PageIter::new(h, &chunk.data)?.collect::<Result<Vec<_>, _>>()?;
+        let name = |id: u8, f: fn(u8) -> Option<&'static str>| f(id).map_or(json!(format!("unknown({id})")), |n| json!(n));
+        chunks.push(json!({
+            "offset": c.offset,
+            "encoding": name(h.encoding, |i| datafusion_tsfile::format::Encoding::try_from(i).ok().map(|e| e.name())),
+            "compression": name(h.compression, |i| datafusion_tsfile::format::Compression::try_from(i).ok().map(|e| e.name())),
+            "pages": pages.len(),
+            "empty_pages": pages.iter().filter(|p| p.header.is_empty_value_page).count(),
+            "data_size": h.data_size,
+            "statistics": statistics_json(&c.statistics),
+        }));
+    }
+    Ok(json!({
+        "measurement": t.measurement,
+        "data_type": t.data_type.name(),
+        "aligned_time": t.is_aligned_time(),
+        "statistics": statistics_json(&t.statistics),
+        "chunks": chunks,
+    }))
+}
+
+fn markers_json(report: &ScanReport) -> Value {
+    let m: BTreeMap<String, u64> = report.markers.iter().map(|(k, v)| (format!("0x{k:02x}"), *v)).collect();
+    json!(m)
+}
+
+/// The `--json` document for a complete file (footer + index + a forward scan for counts).
+pub fn summary(path: &str) -> Result<Value, TsFileError> {
+    let reader = FileReader::open(LocalFile::open(path)?)?;
+    let md = reader.metadata();
+    let tables: Vec<Value> = md
+        .table_schemas
+        .iter()
+        .map(|t| {
+            json!({
+                "name": t.name,
+                "columns": t.columns.iter().map(|c| json!({
+                    "name": c.name,
+                    "data_type": c.data_type.name(),
+                    "category": c.category.name(),
+                    "encoding": c.encoding().map(|e| e.name().to_string()).unwrap_or_else(|_| format!("unknown({})", c.encoding)),
+                    "compression": c.compression().map(|e| e.name().to_string()).unwrap_or_else(|_| format!("unknown({})", c.compression)),
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let mut devices = Vec::new();
+    for root in &md.table_index {
+        for d in reader.devices(&root.name)? {
+            let series = reader.series(&d)?;
+            let series: Vec<Value> = series.iter().map(|t| series_json(&reader, t)).collect::<Result<_, _>>()?;
+            devices.push(json!({
+                "table": root.name,
+                "path": d.device.path(),
+                "segments": d.device.segments(),
+                "series": series,
+            }));
+        }
+    }
+    let scan = scan_data_section(reader.source(), reader.chunk_header_suffix())?;
+    if let Some(e) = scan.error {
+        return Err(e.context("scanning the data section"));
+    }
+    let shape = reader.index_shape()?;
+    let properties: Map<String, Value> = md
+        .properties
+        .iter()
+        .map(|p| (p.key.clone(), p.value.as_ref().map_or(Value::Null, |v| json!({"hex": hex(v)}))))
+        .collect();
+    Ok(json!({
+        "file": path,
+        "version": 4,
+        "file_size": reader.len(),
+        "metadata_size": reader.metadata_len(),
+        "meta_offset": md.meta_offset,
+        "encryption_header": reader.encryption_header().map(|h| json!({
+            "provider_id": h.provider_id, "profile_id": h.profile_id, "key_id": h.key_id, "key_version": h.key_version,
+        })),
+        "tables": tables,
+        "table_index_keys": md.table_index.iter().map(|t| t.name.clone()).collect::<Vec<_>>(),
+        "index": {
+            "internal_device_nodes": shape.internal_device_nodes,
+            "internal_measurement_nodes": shape.internal_measurement_nodes,
+            "device_levels": shape.device_levels,
+            "measurement_levels": shape.measurement_levels,
+        },
+        "devices": devices,
+        "chunk_groups": scan.chunk_groups.len(),
+        "markers": markers_json(&scan),
+        "bloom_filter": md.bloom_filter.as_ref().map(|b| json!({
+            "bitset_bytes": b.bits.len(), "size_bits": b.size_bits, "hash_functions": b.hash_functions,
+        })),
+        "properties": properties,
+        "operation_index_ranges": scan.operation_index_ranges.iter().map(|r| json!([r.min, r.max])).collect::<Vec<_>>(),
+    }))
+}
+
+/// The `--scan --json` document: what a forward walk of the data section finds.
+pub fn scan_summary(path: &str) -> Result<Value, TsFileError> {
+    let src = LocalFile::open(path)?;
+    let report = scan_data_section(&src, ChunkHeaderSuffix::AeadOrdinalAndAuthentication)?;
+    let groups: Vec<Value> = report
+        .chunk_groups
+        .iter()
+        .map(|g| {
+            json!({
+                "offset": g.offset,
+                "path": g.device.path(),
+                "segments": g.device.segments(),
+                "complete": g.complete,
+                "chunks": g.chunks.iter().map(|c| json!({
+                    "offset": c.header.offset,
+                    "measurement": c.header.measurement,
+                    "marker": format!("0x{:02x}", c.header.marker),
+                    "data_type": c.header.data_type().map(|t| t.name().to_string()).unwrap_or_else(|_| format!("unknown({})", c.header.data_type)),
+                    "encoding": c.header.encoding().map(|e| e.name().to_string()).unwrap_or_else(|_| format!("unknown({})", c.header.encoding)),
+                    "compression": c.header.compression().map(|e| e.name().to_string()).unwrap_or_else(|_| format!("unknown({})", c.header.compression)),
+                    "pages": c.pages,
+                    "empty_pages": c.empty_pages,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    Ok(json!({
+        "file": path,
+        "version": 4,
+        "file_size": src.len(),
+        "data_start": report.data_start,
+        "chunk_groups": groups,
+        "markers": markers_json(&report),
+        "operation_index_ranges": report.operation_index_ranges.iter().map(|r| json!([r.min, r.max])).collect::<Vec<_>>(),
+        "separator_offset": report.separator_offset,
+        "last_good_offset": report.last_good_offset,
+        "stopped_by": report.error.as_ref().map(|e| e.to_string()),
+    }))
+}
+
+fn stats_line(s: &Value) -> String {
+    let mut parts = vec![format!("count={}", s["count"]), format!("time=[{}, {}]", s["start_time"], s["end_time"])];
+    for k in ["min", "max", "first", "last", "sum", "true_count"] {
+        if let Some(v) = s.get(k) {
+            parts.push(format!("{k}={v}"));
+        }
+    }
+    parts.join(" ")
+}
+
+/// Render the summary as an indented tree.
+pub fn render(v: &Value) -> String {
+    let mut out = String::new();
+    let mut line = |s: String| {
+        out.push_str(&s);
+        out.push('\n');
+    };
+    line(format!(
+        "{}: TsFile v4, {} bytes; metadata {} bytes; data section ends at {}",
+        v["file"].as_str().unwrap_or(""),
+        v["file_size"],
+        v["metadata_size"],
+        v["meta_offset"]
+    ));
+    if let Some(h) = v.get("encryption_header").filter(|h| !h.is_null()) {
+        line(format!("page AEAD encryption header: {h}"));
+    }
+    let tables = v["tables"].as_array().cloned().unwrap_or_default();
+    line(format!("tables ({}):", tables.len()));
+    for t in &tables {
+        line(format!("  {}", t["name"].as_str().unwrap_or("")));
+        for c in t["columns"].as_array().into_iter().flatten() {
+            line(format!(
+                "    {:<20} {:<9} {:<9} {}/{}",
+                c["name"].as_str().unwrap_or(""),
+                c["data_type"].as_str().unwrap_or(""),
+                c["category"].as_str().unwrap_or(""),
+                c["encoding"].as_str().unwrap_or(""),
+                c["compression"].as_str().unwrap_or("")
+            ));
+        }
+    }
+    let keys: Vec<&str> = v["table_index_keys"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+    line(format!("device index keys: {}", keys.join(", ")));
+    let idx = &v["index"];
+    line(format!(
+        "index: {} internal device nodes, {} device levels; {} internal measurement nodes, {} measurement levels",
+        idx["internal_device_nodes"], idx["device_levels"], idx["internal_measurement_nodes"], idx["measurement_levels"]
+    ));
+    let devices = v["devices"].as_array().cloned().unwrap_or_default();
+    line(format!("devices ({}):", devices.len()));
+    for d in &devices {
+        line(format!("  {}  segments={}", d["path"].as_str().unwrap_or(""), d["segments"]));
+        for s in d["series"].as_array().into_iter().flatten() {
+            let chunks = s["chunks"].as_array().cloned().unwrap_or_default();
+            let pages: u64 = chunks.iter().filter_map(|c| c["pages"].as_u64()).sum();
+            let name = s["measurement"].as_str().unwrap_or("");
+            let name = if name.is_empty() { "(time)" } else { name };
+            line(format!(
+                "    {:<16} {:<9} {}",
+                name,
+                s["data_type"].as_str().unwrap_or(""),
+                stats_line(&s["statistics"])
+            ));
+            line(format!("      {} chunk(s), {} page(s)", chunks.len(), pages));
+            for c in &chunks {
+                line(format!(
+                    "        chunk @{}: {}/{} {} page(s), {} bytes",
+                    c["offset"],
+                    c["encoding"].as_str().unwrap_or(""),
+                    c["compression"].as_str().unwrap_or(""),
+                    c["pages"],
+                    c["data_size"]
+                ));
+            }
+        }
+    }
+    line(format!("chunk groups: {}", v["chunk_groups"]));
+    line(format!("markers: {}", v["markers"]));
+    match v.get("bloom_filter").filter(|b| !b.is_null()) {
+        Some(b) => line(format!(
+            "bloom filter: {} bytes, {} bits, {} hash functions",
+            b["bitset_bytes"], b["size_bits"], b["hash_functions"]
+        )),
+        None => line("bloom filter: none".into()),
+    }
+    line("properties:".into());
+    for (k, p) in v["properties"].as_object().into_iter().flatten() {
+        let shown = match p.get("hex").and_then(Value::as_str) {
+            None => "null".to_string(),
+            Some(h) => {
+                let bytes: Vec<u8> = (0..h.len() / 2).filter_map(|i| u8::from_str_radix(h.get(2 * i..2 * i + 2)?, 16).ok()).collect();
+                match String::from_utf8(bytes) {
+                    Ok(s) => format!("{s:?}"),
+                    Err(_) => format!("0x{h}"),
+                }
+            }
+        };
+        line(format!("  {k} = {shown}"));
+    }
+    line(format!("operation index ranges: {}", v["operation_index_ranges"]));
+    out
+}
+
+/// Render a scan summary.
+pub fn render_scan(v: &Value) -> String {
+    let mut out = String::new();
+    let mut line = |s: String| {
+        out.push_str(&s);
+        out.push('\n');
+    };
+    line(format!(
+        "{}: forward scan of the data section ({} bytes, data starts at {})",
+        v["file"].as_str().unwrap_or(""),
+        v["file_size"],
+        v["data_start"]
+    ));
+    let groups = v["chunk_groups"].as_array().cloned().unwrap_or_default();
+    line(format!("chunk groups ({}):", groups.len()));
+    for g in &groups {
+        let status = if g["complete"].as_bool() == Some(true) { "" } else { "  (incomplete: cut off)" };
+        line(format!("  @{} {}{status}", g["offset"], g["path"].as_str().unwrap_or("")));
+        for c in g["chunks"].as_array().into_iter().flatten() {
+            let name = c["measurement"].as_str().unwrap_or("");
+            line(format!(
+                "    {} {:<16} {:<9} {}/{} {} page(s)",
+                c["marker"].as_str().unwrap_or(""),
+                if name.is_empty() { "(time)" } else { name },
+                c["data_type"].as_str().unwrap_or(""),
+                c["encoding"].as_str().unwrap_or(""),
+                c["compression"].as_str().unwrap_or(""),
+                c["pages"]
+            ));
+        }
+    }
+    line(format!("markers: {}", v["markers"]));
+    line(format!("operation index ranges: {}", v["operation_index_ranges"]));
+    match v["separator_offset"].as_u64() {
+        Some(o) => line(format!("separator 0x02 at {o}: data section complete")),
+        None => line(format!(
+            "no separator: last complete structure ends at {}; stopped by: {}",
+            v["last_good_offset"],
+            v["stopped_by"].as_str().unwrap_or("?")
+        )),
+    }
+    out
+}
