@@ -4,4 +4,5 @@
 mod common;
 mod conformance;
 mod corpus_structure;
+mod sample;
 mod truncation;
