@@ -4,5 +4,6 @@
 mod common;
 mod conformance;
 mod corpus_structure;
+mod malformed;
 mod sample;
 mod truncation;
