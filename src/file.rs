@@ -43,6 +43,9 @@ impl ByteSource for Box<dyn ByteSource> {
     fn read(&self, range: Range<u64>) -> Result<Bytes> {
         (**self).read(range)
     }
+    fn read_up_to(&self, range: Range<u64>) -> Result<Bytes> {
+        (**self).read_up_to(range)
+    }
 }
 
 /// Options of an open [`TsFile`].
@@ -401,7 +404,7 @@ impl TableBatches<'_> {
     fn decode_group(&mut self, group: crate::read::aligned::AlignedChunkGroup) -> Result<()> {
         let Some(device) = &self.current else { return Ok(()) };
         let types: Vec<_> = self.fields.iter().map(|f| f.1).collect();
-        let mut decoded = read_chunk_group(&self.file.reader, &group, &types, &self.opts)?;
+        let mut decoded = read_chunk_group(&self.file.reader, &group, &types, &self.opts, None)?;
         let rows = decoded.times.len();
         if rows == 0 {
             return Ok(());

@@ -10,15 +10,21 @@
 //! * [`read`] — pages and chunks → typed columns with nulls.
 //! * [`arrow`] — TsFile types → Arrow schema and arrays.
 //! * [`file`] — [`TsFile`]: open a file and read tables and devices as `RecordBatch`es.
+//! * `io` — async range reads from an `object_store` (feature `object_store`).
+//! * `datafusion` — `FileFormat`, scan, pruning and `TableProvider` (feature `datafusion`).
 #![warn(missing_docs)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod arrow;
+#[cfg(feature = "datafusion")]
+pub mod datafusion;
 pub mod compression;
 pub mod encoding;
 pub mod error;
 pub mod file;
 pub mod format;
+#[cfg(feature = "object_store")]
+pub mod io;
 pub mod read;
 
 pub use error::{Result, TsFileError};

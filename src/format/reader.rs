@@ -72,7 +72,7 @@ pub struct Chunk {
 pub struct FileReader<S> {
     source: S,
     len: u64,
-    metadata: TsFileMetadata,
+    metadata: std::sync::Arc<TsFileMetadata>,
     metadata_len: u64,
     encryption_header: Option<FileEncryptionHeader>,
     data_start: u64,
@@ -188,7 +188,21 @@ impl<S: ByteSource> FileReader<S> {
             None => ChunkHeaderSuffix::None,
             Some(_) => opts.aead_suffix.unwrap_or(ChunkHeaderSuffix::AeadOrdinalAndAuthentication),
         };
-        Ok(FileReader { source, len, metadata, metadata_len, encryption_header, data_start, suffix })
+        Ok(FileReader { source, len, metadata: std::sync::Arc::new(metadata), metadata_len, encryption_header, data_start, suffix })
+    }
+
+    /// The same file read through another byte source (e.g. one that also holds fetched
+    /// chunk ranges); the parsed metadata is shared, not re-read.
+    pub fn with_source<T: ByteSource>(&self, source: T) -> FileReader<T> {
+        FileReader {
+            source,
+            len: self.len,
+            metadata: self.metadata.clone(),
+            metadata_len: self.metadata_len,
+            encryption_header: self.encryption_header.clone(),
+            data_start: self.data_start,
+            suffix: self.suffix,
+        }
     }
 
     /// The parsed TsFileMetadata.
@@ -456,9 +470,10 @@ pub fn read_chunk_header_at(source: &dyn ByteSource, offset: u64, limit: u64, su
         if offset >= end {
             return Err(TsFileError::corrupt("chunk header", Some(offset), "offset outside the data section"));
         }
-        let bytes = source.read(offset..end)?;
+        let bytes = source.read_up_to(offset..end)?;
+        let got_end = offset + bytes.len() as u64;
         match ChunkHeader::parse(&mut Cursor::new(&bytes, offset), suffix) {
-            Err(TsFileError::Truncated { .. }) if end < limit => window = window.saturating_mul(4),
+            Err(TsFileError::Truncated { .. }) if end < limit && got_end == end => window = window.saturating_mul(4),
             r => return r,
         }
     }

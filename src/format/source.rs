@@ -23,6 +23,13 @@ pub trait ByteSource: Send + Sync {
 
     /// Read exactly `range`, which the caller has checked against [`Self::len`].
     fn read(&self, range: Range<u64>) -> Result<Bytes>;
+
+    /// Read from `range.start` up to `range.end`, or fewer bytes where the source ends
+    /// earlier (a sparse source returns what it holds contiguously). Used to read
+    /// variable-length headers through a window.
+    fn read_up_to(&self, range: Range<u64>) -> Result<Bytes> {
+        self.read(range.start..range.end.min(self.len()))
+    }
 }
 
 fn out_of_range(range: &Range<u64>, len: u64) -> TsFileError {

@@ -9,7 +9,7 @@
 
 use crate::error::{Result, ResultExt, TsFileError};
 use crate::format::chunk::{PageIter, RawPage};
-use crate::format::{ByteSource, ChunkMetadata, FileReader, TimeseriesMetadata, TsDataType};
+use crate::format::{ByteSource, ChunkHeader, ChunkMetadata, FileReader, Statistics, TimeseriesMetadata, TsDataType};
 use crate::read::column::ColumnBuilder;
 use crate::read::page::{decode_times, payload, split_value_page, time_window};
 use crate::read::ReadOptions;
@@ -59,11 +59,32 @@ pub fn plan_chunk_groups(time: &TimeseriesMetadata, values: &[Option<&Timeseries
 /// What to do with one time page.
 #[derive(Debug, Clone)]
 enum PagePlan {
-    /// Outside the time range: skip in every column.
+    /// Outside the time range or pruned: skip in every column.
     Skip,
     /// Keep rows `keep` of `rows`.
     Keep { rows: usize, keep: std::ops::Range<usize> },
 }
+
+/// What is known about one value column on one page, for page-level pruning.
+#[derive(Debug, Clone, Copy)]
+pub enum ValuePageStats<'a> {
+    /// The page's own statistics (or the chunk's, for a single-page chunk).
+    Stats(&'a Statistics),
+    /// Every row of the page is null (empty page, or the column has no chunk).
+    AllNull,
+}
+
+/// Statistics of every page of a chunk group, handed to a page filter.
+#[derive(Debug)]
+pub struct GroupPageStats<'a> {
+    /// Time statistics per page (row count = `count`).
+    pub time: Vec<&'a Statistics>,
+    /// Per value column, per page.
+    pub values: Vec<Vec<ValuePageStats<'a>>>,
+}
+
+/// Decides which pages of a chunk group may hold matching rows (`true` = keep).
+pub type PageFilter<'f> = &'f dyn Fn(&GroupPageStats<'_>) -> Vec<bool>;
 
 /// Decoded rows of one chunk group: timestamps and one builder per value column.
 #[derive(Debug)]
@@ -72,16 +93,23 @@ pub struct DecodedGroup {
     pub times: Vec<i64>,
     /// One column per requested value column, each `times.len()` rows long.
     pub columns: Vec<ColumnBuilder>,
+    /// Pages of the time chunk.
+    pub pages_total: usize,
+    /// Pages skipped by the time range or the page filter.
+    pub pages_pruned: usize,
 }
 
 /// Decode one chunk group of an aligned device; `types` are the value columns' types.
+/// Pages are skipped when their time statistics miss `opts.time_range` or `page_filter`
+/// rejects them.
 pub fn read_chunk_group<S: ByteSource>(
     file: &FileReader<S>,
     group: &AlignedChunkGroup,
     types: &[TsDataType],
     opts: &ReadOptions,
+    page_filter: Option<PageFilter<'_>>,
 ) -> Result<DecodedGroup> {
-    let mut out = DecodedGroup { times: Vec::new(), columns: Vec::with_capacity(types.len()) };
+    let mut out = DecodedGroup { times: Vec::new(), columns: Vec::with_capacity(types.len()), pages_total: 0, pages_pruned: 0 };
     for t in types {
         out.columns.push(ColumnBuilder::new(*t)?);
     }
@@ -90,14 +118,110 @@ pub fn read_chunk_group<S: ByteSource>(
             return Ok(out);
         }
     }
-    let plans = read_time_chunk(file, &group.time, opts, &mut out.times)
+    // Read the chunks and parse every page header first.
+    let time_chunk = file.read_chunk(group.time.offset).with_context(|| format!("time chunk at offset {}", group.time.offset))?;
+    let mut value_chunks = Vec::with_capacity(types.len());
+    for (c, ty) in group.values.iter().zip(types) {
+        value_chunks.push(match c {
+            None => None,
+            Some(c) => {
+                let chunk = file.read_chunk(c.offset).with_context(|| format!("value chunk at offset {}", c.offset))?;
+                let chunk_type = chunk.header.data_type()?;
+                if chunk_type != *ty {
+                    return Err(TsFileError::corrupt(
+                        "value chunk",
+                        Some(c.offset),
+                        format!("chunk '{}' has type {chunk_type}, the series {ty}", chunk.header.measurement),
+                    ));
+                }
+                Some((chunk, c))
+            }
+        });
+    }
+    let time_pages: Vec<RawPage<'_>> = PageIter::new(&time_chunk.header, &time_chunk.data)?
+        .collect::<Result<_>>()
         .with_context(|| format!("time chunk at offset {}", group.time.offset))?;
-    let kept: usize = out.times.len();
-    for ((chunk, builder), ty) in group.values.iter().zip(out.columns.iter_mut()).zip(types) {
-        match chunk {
-            None => builder.append_nulls(kept)?,
-            Some(c) => read_value_chunk(file, c, *ty, &plans, opts, builder)
-                .with_context(|| format!("value chunk at offset {}", c.offset))?,
+    let mut value_pages: Vec<Option<Vec<RawPage<'_>>>> = Vec::with_capacity(types.len());
+    for vc in &value_chunks {
+        value_pages.push(match vc {
+            None => None,
+            Some((chunk, meta)) => {
+                let pages: Vec<RawPage<'_>> = PageIter::new(&chunk.header, &chunk.data)?
+                    .collect::<Result<_>>()
+                    .with_context(|| format!("value chunk at offset {}", meta.offset))?;
+                if !pages.is_empty() && pages.len() != time_pages.len() {
+                    return Err(TsFileError::corrupt(
+                        "value chunk",
+                        Some(meta.offset),
+                        format!("'{}' has {} pages, its time chunk {}", chunk.header.measurement, pages.len(), time_pages.len()),
+                    ));
+                }
+                Some(pages)
+            }
+        });
+    }
+    out.pages_total = time_pages.len();
+    // Decide which pages to keep.
+    let time_stats: Vec<&Statistics> =
+        time_pages.iter().map(|p| p.header.statistics.as_ref().unwrap_or(&group.time.statistics)).collect();
+    let mut keep: Vec<bool> = match opts.time_range {
+        Some((lo, hi)) => time_stats.iter().map(|s| s.overlaps_time(lo, hi)).collect(),
+        None => vec![true; time_pages.len()],
+    };
+    if let Some(filter) = page_filter {
+        let values = value_pages
+            .iter()
+            .zip(&value_chunks)
+            .map(|(pages, vc)| match (pages, vc) {
+                (Some(pages), Some((_, meta))) if !pages.is_empty() => pages
+                    .iter()
+                    .map(|p| {
+                        if p.header.is_empty_value_page {
+                            ValuePageStats::AllNull
+                        } else {
+                            ValuePageStats::Stats(p.header.statistics.as_ref().unwrap_or(&meta.statistics))
+                        }
+                    })
+                    .collect(),
+                _ => vec![ValuePageStats::AllNull; time_pages.len()],
+            })
+            .collect();
+        let verdict = filter(&GroupPageStats { time: time_stats.clone(), values });
+        for (k, v) in keep.iter_mut().zip(verdict) {
+            *k &= v;
+        }
+    }
+    out.pages_pruned = keep.iter().filter(|k| !**k).count();
+    // Decode the kept time pages.
+    let h = &time_chunk.header;
+    let encoding = h.encoding()?;
+    let compression = h.compression()?;
+    let mut plans = Vec::with_capacity(time_pages.len());
+    let mut buf = Vec::new();
+    let mut page_times = Vec::new();
+    for (i, ((page, stats), k)) in time_pages.iter().zip(&time_stats).zip(&keep).enumerate() {
+        if !*k {
+            plans.push(PagePlan::Skip);
+            continue;
+        }
+        let r = (|| {
+            let data = payload(compression, page, &mut buf)?;
+            decode_times(encoding, data, Some(stats.count), &opts.decode, &mut page_times)
+        })();
+        r.with_context(|| format!("time chunk at offset {}, page {i} at offset {}", h.offset, page.header.offset))?;
+        let window = time_window(&page_times, opts.time_range);
+        out.times.extend_from_slice(page_times.get(window.clone()).unwrap_or(&[]));
+        plans.push(PagePlan::Keep { rows: page_times.len(), keep: window });
+    }
+    let kept = out.times.len();
+    // Decode the value pages of the kept time pages.
+    for ((pages, vc), builder) in value_pages.iter().zip(&value_chunks).zip(out.columns.iter_mut()) {
+        match (pages, vc) {
+            (Some(pages), Some((chunk, _))) if !pages.is_empty() => {
+                decode_value_pages(&chunk.header, pages, &plans, opts, builder)?;
+            }
+            // Absent chunk, or data_size = 0: every row of the group is null.
+            _ => builder.append_nulls(kept)?,
         }
         if builder.len() != kept {
             return Err(TsFileError::corrupt(
@@ -110,68 +234,13 @@ pub fn read_chunk_group<S: ByteSource>(
     Ok(out)
 }
 
-fn read_time_chunk<S: ByteSource>(file: &FileReader<S>, meta: &ChunkMetadata, opts: &ReadOptions, times: &mut Vec<i64>) -> Result<Vec<PagePlan>> {
-    let chunk = file.read_chunk(meta.offset)?;
-    let h = &chunk.header;
-    let encoding = h.encoding()?;
-    let compression = h.compression()?;
-    let mut plans = Vec::new();
-    let mut buf = Vec::new();
-    let mut page_times = Vec::new();
-    for (i, page) in PageIter::new(h, &chunk.data)?.enumerate() {
-        let page = page?;
-        let stats = page.header.statistics.as_ref().unwrap_or(&meta.statistics);
-        if let Some((lo, hi)) = opts.time_range {
-            if !stats.overlaps_time(lo, hi) {
-                plans.push(PagePlan::Skip);
-                continue;
-            }
-        }
-        // Page statistics, or the chunk's for a single-page chunk.
-        let count = Some(stats.count);
-        let r = (|| {
-            let data = payload(compression, &page, &mut buf)?;
-            decode_times(encoding, data, count, &opts.decode, &mut page_times)
-        })();
-        r.with_context(|| format!("time page {i} at offset {}", page.header.offset))?;
-        let keep = time_window(&page_times, opts.time_range);
-        times.extend_from_slice(page_times.get(keep.clone()).unwrap_or(&[]));
-        plans.push(PagePlan::Keep { rows: page_times.len(), keep });
-    }
-    Ok(plans)
-}
-
-fn read_value_chunk<S: ByteSource>(
-    file: &FileReader<S>,
-    meta: &ChunkMetadata,
-    data_type: TsDataType,
+fn decode_value_pages(
+    h: &ChunkHeader,
+    pages: &[RawPage<'_>],
     plans: &[PagePlan],
     opts: &ReadOptions,
     builder: &mut ColumnBuilder,
 ) -> Result<()> {
-    let chunk = file.read_chunk(meta.offset)?;
-    let h = &chunk.header;
-    let chunk_type = h.data_type()?;
-    if chunk_type != data_type {
-        return Err(TsFileError::corrupt(
-            "value chunk",
-            Some(h.offset),
-            format!("chunk '{}' has type {chunk_type}, the series {data_type}", h.measurement),
-        ));
-    }
-    let pages: Vec<RawPage<'_>> = PageIter::new(h, &chunk.data)?.collect::<Result<_>>()?;
-    if pages.is_empty() {
-        // data_size = 0: no page at all, every row of the group is null.
-        let kept: usize = plans.iter().map(|p| match p { PagePlan::Keep { keep, .. } => keep.len(), PagePlan::Skip => 0 }).sum();
-        return builder.append_nulls(kept);
-    }
-    if pages.len() != plans.len() {
-        return Err(TsFileError::corrupt(
-            "value chunk",
-            Some(h.offset),
-            format!("'{}' has {} pages, its time chunk {}", h.measurement, pages.len(), plans.len()),
-        ));
-    }
     let encoding = h.encoding()?;
     let compression = h.compression()?;
     let mut buf = Vec::new();
@@ -193,7 +262,7 @@ fn read_value_chunk<S: ByteSource>(
             }
             builder.append_with_bitmap(encoding, vp.values, vp.bitmap, vp.rows, keep.clone(), &opts.decode)
         })();
-        r.with_context(|| format!("series '{}', page {i} at offset {}", h.measurement, page.header.offset))?;
+        r.with_context(|| format!("value chunk at offset {}: series '{}', page {i} at offset {}", h.offset, h.measurement, page.header.offset))?;
     }
     Ok(())
 }

@@ -6,4 +6,5 @@ mod conformance;
 mod corpus_structure;
 mod malformed;
 mod sample;
+mod sql;
 mod truncation;

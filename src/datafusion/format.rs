@@ -1,0 +1,307 @@
+//! `TsFileFormat`: DataFusion's `FileFormat` for `.tsfile` files, and its factory for
+//! `CREATE EXTERNAL TABLE ... STORED AS TSFILE`.
+//!
+//! * `infer_schema` reads each file's footer (cached), picks the table (option `table`, or
+//!   the only table of the files) and merges the files' schemas by column name; the same
+//!   column with different types in two files is an error naming both.
+//! * `infer_stats` gives exact row counts, time bounds and per-column min/max/null counts
+//!   from the series statistics, so `count(*)`, `min(time)` and `max(int_col)` need no page.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::sync::Arc;
+
+use arrow_schema::{Field, Schema, SchemaRef};
+use async_trait::async_trait;
+use datafusion::catalog::Session;
+use datafusion::common::stats::Precision;
+use datafusion::common::{ColumnStatistics, DataFusionError, GetExt, Result, ScalarValue, Statistics};
+use datafusion::datasource::file_format::file_compression_type::FileCompressionType;
+use datafusion::datasource::file_format::{FileFormat, FileFormatFactory};
+use datafusion::datasource::physical_plan::{FileScanConfig, FileSource};
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::datasource::table_schema::TableSchema;
+use datafusion::physical_plan::ExecutionPlan;
+use object_store::{ObjectMeta, ObjectStore};
+
+use crate::arrow::schema::table_arrow_schema;
+use crate::datafusion::metadata::{FileMeta, MetadataCache};
+use crate::datafusion::options::TsFileReadOptions;
+use crate::datafusion::pruning::{column_roles, tag_column_stat, time_column_stat, value_column_stat, ColumnRole, ColumnStat};
+use crate::datafusion::source::TsFileSource;
+use crate::error::TsFileError;
+
+/// The file extension (without the dot).
+pub const TSFILE_EXTENSION: &str = "tsfile";
+
+/// Convert a crate error into a DataFusion error (keeping the message).
+pub fn df_err(e: TsFileError) -> DataFusionError {
+    DataFusionError::External(Box::new(e))
+}
+
+/// Factory registered for `STORED AS TSFILE`.
+#[derive(Debug, Default, Clone)]
+pub struct TsFileFormatFactory {
+    options: TsFileReadOptions,
+    cache: Arc<MetadataCache>,
+}
+
+impl TsFileFormatFactory {
+    /// A factory with default options and its own metadata cache.
+    pub fn new() -> Self {
+        <Self as Default>::default()
+    }
+
+    /// A factory whose formats start from `options`.
+    pub fn with_options(options: TsFileReadOptions) -> Self {
+        TsFileFormatFactory { options, cache: Arc::new(MetadataCache::new()) }
+    }
+}
+
+impl FileFormatFactory for TsFileFormatFactory {
+    fn create(&self, _state: &dyn Session, format_options: &HashMap<String, String>) -> Result<Arc<dyn FileFormat>> {
+        let options = self.options.clone().apply(format_options).map_err(df_err)?;
+        Ok(Arc::new(TsFileFormat { options, cache: self.cache.clone() }))
+    }
+
+    fn default(&self) -> Arc<dyn FileFormat> {
+        Arc::new(TsFileFormat { options: self.options.clone(), cache: self.cache.clone() })
+    }
+}
+
+impl GetExt for TsFileFormatFactory {
+    fn get_ext(&self) -> String {
+        TSFILE_EXTENSION.to_string()
+    }
+}
+
+/// The TsFile `FileFormat`.
+#[derive(Debug, Clone, Default)]
+pub struct TsFileFormat {
+    options: TsFileReadOptions,
+    cache: Arc<MetadataCache>,
+}
+
+impl TsFileFormat {
+    /// A format with these options and a new metadata cache.
+    pub fn new(options: TsFileReadOptions) -> Self {
+        TsFileFormat { options, cache: Arc::new(MetadataCache::new()) }
+    }
+
+    /// The options.
+    pub fn options(&self) -> &TsFileReadOptions {
+        &self.options
+    }
+
+    /// The metadata cache shared by schema inference, statistics and scans.
+    pub fn cache(&self) -> &Arc<MetadataCache> {
+        &self.cache
+    }
+
+    /// Choose the table: the option, or the only table of all files.
+    fn pick_table(&self, metas: &[(Arc<FileMeta>, &ObjectMeta)]) -> Result<String> {
+        if let Some(t) = &self.options.table {
+            return Ok(t.clone());
+        }
+        let mut names: Vec<String> = Vec::new();
+        for (m, _) in metas {
+            for n in m.table_names() {
+                if !names.contains(&n) {
+                    names.push(n);
+                }
+            }
+        }
+        match names.len() {
+            1 => Ok(names.remove(0)),
+            0 => {
+                let loc = metas.first().map(|(m, _)| m.location.clone()).unwrap_or_default();
+                Err(df_err(TsFileError::unsupported(format!(
+                    "{loc}: no table-model table in the file(s) (tree-model TsFiles are not supported by SQL yet)"
+                ))))
+            }
+            _ => Err(DataFusionError::Plan(format!(
+                "the TsFile(s) hold several tables ({}); choose one with OPTIONS ('table' '<name>')",
+                names.join(", ")
+            ))),
+        }
+    }
+}
+
+/// Merge table schemas by column name, keeping first-seen order; the time column first.
+fn merge_schemas(schemas: &[(SchemaRef, String)]) -> Result<SchemaRef> {
+    let mut fields: Vec<Field> = Vec::new();
+    let mut origin: Vec<String> = Vec::new();
+    for (schema, loc) in schemas {
+        for (i, f) in schema.fields().iter().enumerate() {
+            if i == 0 {
+                if fields.is_empty() {
+                    fields.push(f.as_ref().clone());
+                    origin.push(loc.clone());
+                } else if fields[0].name() != f.name() || fields[0].data_type() != f.data_type() {
+                    return Err(DataFusionError::Plan(format!(
+                        "time column '{}' in {} differs from '{}' in {}",
+                        f.name(), loc, fields[0].name(), origin[0]
+                    )));
+                }
+                continue;
+            }
+            match fields.iter().position(|g| g.name() == f.name()) {
+                Some(j) => {
+                    if fields[j].data_type() != f.data_type() || fields[j].metadata() != f.metadata() {
+                        return Err(DataFusionError::Plan(format!(
+                            "column '{}' is {} ({}) in {} but {} ({}) in {}",
+                            f.name(),
+                            fields[j].data_type(),
+                            fields[j].metadata().get(crate::arrow::schema::CATEGORY_KEY).cloned().unwrap_or_default(),
+                            origin[j],
+                            f.data_type(),
+                            f.metadata().get(crate::arrow::schema::CATEGORY_KEY).cloned().unwrap_or_default(),
+                            loc
+                        )));
+                    }
+                }
+                None => {
+                    fields.push(f.as_ref().clone());
+                    origin.push(loc.clone());
+                }
+            }
+        }
+    }
+    Ok(Arc::new(Schema::new(fields)))
+}
+
+/// Table-level statistics of one file for `schema` (the merged table schema).
+pub fn file_statistics(meta: &FileMeta, table: &str, schema: &Schema) -> crate::Result<Statistics> {
+    let t = meta.table(table)?;
+    let tag_order: Vec<String> = t.schema.tag_columns().map(|c| c.name.clone()).collect();
+    let fields_in_file: HashSet<String> = t.schema.field_columns().map(|c| c.name.clone()).collect();
+    let roles = column_roles(schema, &tag_order, &fields_in_file);
+    let mut rows: u64 = 0;
+    // Per column: running min, max, null count; `exact` false once unknown.
+    let mut acc: Vec<(Option<ScalarValue>, Option<ScalarValue>, u64, bool)> = vec![(None, None, 0, true); roles.len()];
+    for d in &t.devices {
+        let n = d.rows();
+        rows += n;
+        for ((role, field), a) in roles.iter().zip(schema.fields()).zip(acc.iter_mut()) {
+            let st: ColumnStat = match role {
+                ColumnRole::Time => time_column_stat(&d.time.statistics, field.data_type()),
+                ColumnRole::Tag(i) => tag_column_stat(d.device.segment(*i), n),
+                ColumnRole::Attribute | ColumnRole::Missing => ColumnStat { min: None, max: None, nulls: Some(n) },
+                ColumnRole::Field(name) => value_column_stat(d.fields.get(name).map(|s| &s.statistics), n, field.data_type()),
+            };
+            a.2 += st.nulls.unwrap_or(0);
+            let has_values = st.nulls != Some(n);
+            if has_values {
+                match (st.min, st.max) {
+                    (Some(lo), Some(hi)) => {
+                        a.0 = Some(match a.0.take() {
+                            Some(cur) if cur.partial_cmp(&lo) == Some(std::cmp::Ordering::Less) => cur,
+                            _ => lo,
+                        });
+                        a.1 = Some(match a.1.take() {
+                            Some(cur) if cur.partial_cmp(&hi) == Some(std::cmp::Ordering::Greater) => cur,
+                            _ => hi,
+                        });
+                    }
+                    _ => a.3 = false,
+                }
+            }
+        }
+    }
+    let column_statistics = acc
+        .into_iter()
+        .zip(roles.iter())
+        .zip(schema.fields())
+        .map(|(((min, max, nulls, exact), _role), field)| {
+            let cast = |v: Option<ScalarValue>| -> Precision<ScalarValue> {
+                match v.map(|s| s.cast_to(field.data_type())) {
+                    Some(Ok(s)) if exact => Precision::Exact(s),
+                    _ => Precision::Absent,
+                }
+            };
+            ColumnStatistics {
+                null_count: Precision::Exact(usize::try_from(nulls).unwrap_or(usize::MAX)),
+                max_value: cast(max),
+                min_value: cast(min),
+                sum_value: Precision::Absent,
+                distinct_count: Precision::Absent,
+                byte_size: Precision::Absent,
+            }
+        })
+        .collect();
+    Ok(Statistics {
+        num_rows: Precision::Exact(usize::try_from(rows).unwrap_or(usize::MAX)),
+        total_byte_size: Precision::Absent,
+        column_statistics,
+    })
+}
+
+#[async_trait]
+impl FileFormat for TsFileFormat {
+    fn get_ext(&self) -> String {
+        TSFILE_EXTENSION.to_string()
+    }
+
+    fn get_ext_with_compression(&self, c: &FileCompressionType) -> Result<String> {
+        if c.is_compressed() {
+            return Err(DataFusionError::NotImplemented("TsFiles compress their pages themselves; file-level compression is not supported".into()));
+        }
+        Ok(self.get_ext())
+    }
+
+    fn compression_type(&self) -> Option<FileCompressionType> {
+        None
+    }
+
+    async fn infer_schema(&self, _state: &dyn Session, store: &Arc<dyn ObjectStore>, objects: &[ObjectMeta]) -> Result<SchemaRef> {
+        let mut metas = Vec::with_capacity(objects.len());
+        for o in objects {
+            let (m, _) = self.cache.get(store, o).await.map_err(df_err)?;
+            metas.push((m, o));
+        }
+        let table = self.pick_table(&metas)?;
+        let mut schemas = Vec::with_capacity(metas.len());
+        for (m, o) in &metas {
+            match m.reader.metadata().table_schema(&table) {
+                Some(ts) => schemas.push((table_arrow_schema(ts, self.options.time_unit).map_err(df_err)?, o.location.to_string())),
+                None if m.reader.metadata().table_root(&table).is_some() => {
+                    return Err(df_err(TsFileError::unsupported(format!(
+                        "{}: '{table}' is a tree-model path prefix; SQL over tree-model data is not supported yet",
+                        o.location
+                    ))))
+                }
+                None => {}
+            }
+        }
+        if schemas.is_empty() {
+            return Err(DataFusionError::Plan(format!("no file holds table '{table}'")));
+        }
+        merge_schemas(&schemas)
+    }
+
+    async fn infer_stats(&self, _state: &dyn Session, store: &Arc<dyn ObjectStore>, table_schema: SchemaRef, object: &ObjectMeta) -> Result<Statistics> {
+        let (m, _) = self.cache.get(store, object).await.map_err(df_err)?;
+        let table = self.pick_table(&[(m.clone(), object)])?;
+        if m.reader.metadata().table_schema(&table).is_none() {
+            // This file lacks the table: it contributes no rows.
+            let mut s = Statistics::new_unknown(&table_schema);
+            s.num_rows = Precision::Exact(0);
+            return Ok(s);
+        }
+        file_statistics(&m, &table, &table_schema).map_err(|e| df_err(e.in_file(&object.location)))
+    }
+
+    async fn create_physical_plan(&self, _state: &dyn Session, conf: FileScanConfig) -> Result<Arc<dyn ExecutionPlan>> {
+        Ok(DataSourceExec::from_data_source(conf))
+    }
+
+    fn file_source(&self, table_schema: TableSchema) -> Arc<dyn FileSource> {
+        Arc::new(TsFileSource::new(table_schema, self.options.clone(), self.cache.clone()))
+    }
+}
+
+impl fmt::Display for TsFileFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "TsFileFormat")
+    }
+}

@@ -1,0 +1,33 @@
+//! SQL over TsFiles with Apache DataFusion.
+//!
+//! ```no_run
+//! use datafusion::prelude::SessionContext;
+//! use datafusion_tsfile::datafusion::{register_tsfile, TsFileReadOptions};
+//!
+//! # async fn demo() -> datafusion::common::Result<()> {
+//! let ctx = SessionContext::new();
+//! register_tsfile(&ctx, "weather", &["data/sample.tsfile"], TsFileReadOptions::default()).await?;
+//! ctx.sql("SELECT device, avg(temperature) FROM weather GROUP BY device").await?.show().await?;
+//! # Ok(()) }
+//! ```
+//!
+//! * [`format`]: `TsFileFormat` / `TsFileFormatFactory` (`STORED AS TSFILE`), schema
+//!   inference and merging, exact statistics;
+//! * [`source`] and [`opener`]: the scan (projection, pruning, byte-range splits);
+//! * [`pruning`]: statistics of devices, chunk groups and pages as `PruningStatistics`;
+//! * [`metadata`]: the per-file footer cache; [`metrics`]: `EXPLAIN ANALYZE` counters;
+//! * [`table`]: `TsFileTable` and registration helpers; [`options`]: table options.
+
+pub mod format;
+pub mod metadata;
+pub mod metrics;
+pub mod opener;
+pub mod options;
+pub mod pruning;
+pub mod source;
+pub mod table;
+
+pub use format::{TsFileFormat, TsFileFormatFactory};
+pub use options::TsFileReadOptions;
+pub use source::TsFileSource;
+pub use table::{register_tsfile, register_tsfile_format, register_tsfile_schema, TsFileTable};

@@ -1,0 +1,327 @@
+//! `TsFileOpener`: scans one file (or one byte range of it) for `DataSourceExec`.
+//!
+//! 1. Load the footer and index (cached) and the table's devices.
+//! 2. Keep the devices whose first chunk starts in this partition's byte range, so a device
+//!    is read whole by exactly one partition.
+//! 3. Prune devices with the predicate against tag values and series statistics.
+//! 4. Per remaining device, lazily: prune chunk groups by chunk statistics, fetch the time
+//!    chunk and the projected value chunks of the rest (coalesced range reads), prune pages
+//!    by page statistics, decode the kept pages, and emit batches of the projected columns.
+
+use std::collections::HashSet;
+use std::ops::Range;
+use std::sync::Arc;
+use std::time::Duration;
+
+use arrow_array::{new_null_array, ArrayRef, RecordBatch, RecordBatchOptions};
+use arrow_schema::SchemaRef;
+use datafusion::common::{DataFusionError, Result};
+use datafusion::datasource::listing::PartitionedFile;
+use datafusion::datasource::physical_plan::{FileOpenFuture, FileOpener};
+use datafusion::physical_optimizer::pruning::{PruningPredicate, PruningPredicateBuilder};
+use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
+use datafusion::physical_plan::PhysicalExpr;
+use futures::{StreamExt, TryStreamExt};
+use object_store::path::Path;
+use object_store::ObjectStore;
+
+use crate::arrow::array::{build_array, null_utf8_array, tag_array, time_array};
+use crate::arrow::schema::TimeUnit;
+use crate::datafusion::format::df_err;
+use crate::datafusion::metadata::{DeviceMeta, FileMeta, MetadataCache, TableMeta};
+use crate::datafusion::metrics::TsFileScanMetrics;
+use crate::datafusion::options::TsFileReadOptions;
+use crate::datafusion::pruning::{
+    column_roles, tag_column_stat, time_column_stat, unit_of, value_column_stat, ColumnRole, ColumnStat, ContainerStats,
+};
+use crate::format::TsDataType;
+use crate::io::fetch_ranges;
+use crate::read::aligned::{plan_chunk_groups, read_chunk_group, AlignedChunkGroup, GroupPageStats, ValuePageStats};
+
+/// Opens TsFiles for one partition of a scan.
+#[derive(Debug, Clone)]
+pub struct TsFileOpener {
+    pub(crate) store: Arc<dyn ObjectStore>,
+    pub(crate) file_schema: SchemaRef,
+    pub(crate) file_indices: Vec<usize>,
+    pub(crate) predicate: Option<Arc<dyn PhysicalExpr>>,
+    pub(crate) options: TsFileReadOptions,
+    pub(crate) cache: Arc<MetadataCache>,
+    pub(crate) batch_size: usize,
+    pub(crate) limit: Option<usize>,
+    pub(crate) metrics: ExecutionPlanMetricsSet,
+    pub(crate) partition: usize,
+}
+
+impl FileOpener for TsFileOpener {
+    fn open(&self, file: PartitionedFile) -> Result<FileOpenFuture> {
+        let this = self.clone();
+        Ok(Box::pin(async move {
+            let location = file.object_meta.location.clone();
+            let metrics = TsFileScanMetrics::new(&this.metrics, this.partition, location.as_ref());
+            let (meta, load_ns) = this.cache.get(&this.store, &file.object_meta).await.map_err(df_err)?;
+            metrics.metadata_load_time.add_duration(Duration::from_nanos(load_ns));
+            let projected = Arc::new(this.file_schema.project(&this.file_indices)?);
+            let table = match &this.options.table {
+                Some(t) => t.clone(),
+                None => {
+                    let names = meta.table_names();
+                    match names.as_slice() {
+                        [one] => one.clone(),
+                        _ => {
+                            return Err(DataFusionError::Plan(format!(
+                                "{location}: holds tables {names:?}; choose one with the 'table' option"
+                            )))
+                        }
+                    }
+                }
+            };
+            if meta.reader.metadata().table_schema(&table).is_none() {
+                // The file lacks the table: no rows.
+                return Ok(futures::stream::empty().boxed());
+            }
+            let tmeta = meta.table(&table).map_err(|e| df_err(e.in_file(&location)))?;
+            let range = file.range.as_ref().map(|r| (u64::try_from(r.start).unwrap_or(0), u64::try_from(r.end).unwrap_or(u64::MAX)));
+            let owned: Vec<usize> = tmeta
+                .devices
+                .iter()
+                .enumerate()
+                .filter(|(_, d)| range.is_none_or(|(s, e)| d.first_offset >= s && d.first_offset < e))
+                .map(|(i, _)| i)
+                .collect();
+            metrics.devices_total.add(owned.len());
+            let tag_order: Vec<String> = tmeta.schema.tag_columns().map(|c| c.name.clone()).collect();
+            let fields_in_file: HashSet<String> = tmeta.schema.field_columns().map(|c| c.name.clone()).collect();
+            let roles = column_roles(&this.file_schema, &tag_order, &fields_in_file);
+            let pruning = this
+                .predicate
+                .clone()
+                .and_then(|p| PruningPredicateBuilder::new().with_file_schema(this.file_schema.clone()).build(p));
+            let ctx = Arc::new(ScanContext {
+                store: this.store.clone(),
+                location: location.clone(),
+                meta: meta.clone(),
+                table: tmeta.clone(),
+                schema: this.file_schema.clone(),
+                projected,
+                indices: this.file_indices.clone(),
+                roles,
+                pruning,
+                options: this.options.clone(),
+                batch_size: this.batch_size.max(1),
+                metrics: metrics.clone(),
+                unit: unit_of(&this.file_schema),
+            });
+            let devices = ctx.prune_devices(owned)?;
+            let limit = this.limit;
+            let stream = futures::stream::iter(devices)
+                .then(move |i| {
+                    let ctx = ctx.clone();
+                    async move { ctx.scan_device(i).await }
+                })
+                .map_ok(|batches| futures::stream::iter(batches.into_iter().map(Ok)))
+                .try_flatten();
+            let stream = match limit {
+                None => stream.boxed(),
+                Some(n) => {
+                    let mut seen = 0usize;
+                    stream
+                        .try_take_while(move |b| {
+                            let go = seen < n;
+                            seen += b.num_rows();
+                            futures::future::ready(Ok(go))
+                        })
+                        .boxed()
+                }
+            };
+            Ok(stream)
+        }))
+    }
+}
+
+/// Everything a partition needs to scan the devices of one file.
+struct ScanContext {
+    store: Arc<dyn ObjectStore>,
+    location: Path,
+    meta: Arc<FileMeta>,
+    table: Arc<TableMeta>,
+    schema: SchemaRef,
+    projected: SchemaRef,
+    indices: Vec<usize>,
+    roles: Vec<ColumnRole>,
+    pruning: Option<Arc<PruningPredicate>>,
+    options: TsFileReadOptions,
+    batch_size: usize,
+    metrics: TsFileScanMetrics,
+    unit: TimeUnit,
+}
+
+impl ScanContext {
+    fn err(&self, e: crate::TsFileError) -> DataFusionError {
+        df_err(e.in_file(&self.location))
+    }
+
+    /// Statistics of one container for every column: time, tags, fields.
+    fn container(&self, d: &DeviceMeta, rows: u64, time: ColumnStat, field: impl Fn(&str, &arrow_schema::DataType) -> ColumnStat) -> Vec<ColumnStat> {
+        self.roles
+            .iter()
+            .zip(self.schema.fields())
+            .map(|(role, f)| match role {
+                ColumnRole::Time => time.clone(),
+                ColumnRole::Tag(i) => tag_column_stat(d.device.segment(*i), rows),
+                ColumnRole::Attribute | ColumnRole::Missing => ColumnStat { min: None, max: None, nulls: Some(rows) },
+                ColumnRole::Field(name) => field(name, f.data_type()),
+            })
+            .collect()
+    }
+
+    fn prune_devices(&self, owned: Vec<usize>) -> Result<Vec<usize>> {
+        let Some(pp) = &self.pruning else { return Ok(owned) };
+        let mut stats = ContainerStats::new(self.schema.clone());
+        for &i in &owned {
+            let Some(d) = self.table.devices.get(i) else { continue };
+            let rows = d.rows();
+            let time = time_column_stat(&d.time.statistics, self.schema.field(0).data_type());
+            stats.push(rows, self.container(d, rows, time, |name, ty| value_column_stat(d.fields.get(name).map(|s| &s.statistics), rows, ty)));
+        }
+        let keep = pp.prune(&stats)?;
+        let before = owned.len();
+        let kept: Vec<usize> = owned.into_iter().zip(keep).filter(|(_, k)| *k).map(|(i, _)| i).collect();
+        self.metrics.devices_pruned.add(before - kept.len());
+        Ok(kept)
+    }
+
+    async fn scan_device(&self, index: usize) -> Result<Vec<RecordBatch>> {
+        let Some(d) = self.table.devices.get(index) else { return Ok(Vec::new()) };
+        // Every field of the file schema, for chunk-group pruning; the projected ones are read.
+        let field_names: Vec<&str> = self.roles.iter().filter_map(|r| if let ColumnRole::Field(n) = r { Some(n.as_str()) } else { None }).collect();
+        let series: Vec<_> = field_names.iter().map(|n| d.fields.get(*n)).collect();
+        let groups = plan_chunk_groups(&d.time, &series).map_err(|e| self.err(e))?;
+        self.metrics.chunk_groups_total.add(groups.len());
+        let groups = self.prune_groups(d, &field_names, groups)?;
+        // Projected fields: (position in field_names, type).
+        let mut projected_fields: Vec<(usize, TsDataType)> = Vec::new();
+        for &i in &self.indices {
+            if let Some(ColumnRole::Field(n)) = self.roles.get(i) {
+                if let Some(pos) = field_names.iter().position(|f| f == n) {
+                    let ty = self.table.schema.columns.iter().find(|c| c.name == *n).map_or(TsDataType::Unknown, |c| c.data_type);
+                    projected_fields.push((pos, ty));
+                }
+            }
+        }
+        let mut out = Vec::new();
+        if groups.is_empty() {
+            return Ok(out);
+        }
+        // Fetch the chunks to decode.
+        let mut ranges: Vec<Range<u64>> = Vec::new();
+        for g in &groups {
+            ranges.push(self.chunk_range(g.time.offset)?);
+            for (pos, _) in &projected_fields {
+                if let Some(Some(c)) = g.values.get(*pos) {
+                    ranges.push(self.chunk_range(c.offset)?);
+                }
+            }
+        }
+        let io = self.metrics.io_time.timer();
+        let parts = fetch_ranges(&self.store, &self.location, ranges).await.map_err(|e| self.err(e))?;
+        io.done();
+        self.metrics.bytes_scanned.add(parts.iter().map(|(_, b)| b.len()).sum());
+        let view = self.meta.reader.with_source(self.meta.reader.source().with_parts(parts));
+        let _decode = self.metrics.decode_time.timer();
+        let types: Vec<TsDataType> = projected_fields.iter().map(|(_, t)| *t).collect();
+        let page_filter = |stats: &GroupPageStats<'_>| self.page_filter(d, &projected_fields, &field_names, stats);
+        for g in groups {
+            let sub = AlignedChunkGroup {
+                time: g.time.clone(),
+                values: projected_fields.iter().map(|(pos, _)| g.values.get(*pos).cloned().flatten()).collect(),
+            };
+            let filter: Option<crate::read::aligned::PageFilter<'_>> = if self.pruning.is_some() { Some(&page_filter) } else { None };
+            let mut decoded = read_chunk_group(&view, &sub, &types, &self.options.read, filter)
+                .map_err(|e| self.err(e.context(format!("device {}", d.device))))?;
+            self.metrics.pages_total.add(decoded.pages_total);
+            self.metrics.pages_pruned.add(decoded.pages_pruned);
+            let rows = decoded.times.len();
+            if rows == 0 {
+                continue;
+            }
+            self.metrics.rows_decoded.add(rows);
+            let mut field_arrays: Vec<Option<ArrayRef>> = Vec::with_capacity(types.len());
+            for (col, (pos, ty)) in decoded.columns.iter_mut().zip(&projected_fields) {
+                let (values, nulls) = col.take();
+                let name = field_names.get(*pos).copied().unwrap_or("");
+                field_arrays.push(Some(build_array(values, nulls, *ty, self.unit, name).map_err(|e| self.err(e))?));
+            }
+            let times = time_array(std::mem::take(&mut decoded.times), self.unit);
+            let mut arrays = Vec::with_capacity(self.indices.len());
+            let mut next_field = 0usize;
+            for &i in &self.indices {
+                let f = self.schema.field(i);
+                arrays.push(match self.roles.get(i) {
+                    Some(ColumnRole::Time) => times.clone(),
+                    Some(ColumnRole::Tag(seg)) => tag_array(d.device.segment(*seg), rows),
+                    Some(ColumnRole::Attribute) => null_utf8_array(rows),
+                    Some(ColumnRole::Field(_)) => {
+                        let a = field_arrays.get_mut(next_field).and_then(Option::take);
+                        next_field += 1;
+                        a.unwrap_or_else(|| new_null_array(f.data_type(), rows))
+                    }
+                    _ => new_null_array(f.data_type(), rows),
+                });
+            }
+            let batch = RecordBatch::try_new_with_options(self.projected.clone(), arrays, &RecordBatchOptions::new().with_row_count(Some(rows)))?;
+            let mut off = 0;
+            while off < rows {
+                let n = self.batch_size.min(rows - off);
+                out.push(batch.slice(off, n));
+                off += n;
+            }
+        }
+        Ok(out)
+    }
+
+    fn chunk_range(&self, offset: u64) -> Result<Range<u64>> {
+        let end = self.meta.chunk_end(offset).map_err(|e| self.err(e))?;
+        Ok(offset..end)
+    }
+
+    fn prune_groups(&self, d: &DeviceMeta, field_names: &[&str], groups: Vec<AlignedChunkGroup>) -> Result<Vec<AlignedChunkGroup>> {
+        let Some(pp) = &self.pruning else { return Ok(groups) };
+        let mut stats = ContainerStats::new(self.schema.clone());
+        let time_ty = self.schema.field(0).data_type().clone();
+        for g in &groups {
+            let rows = g.time.statistics.count;
+            let time = time_column_stat(&g.time.statistics, &time_ty);
+            stats.push(rows, self.container(d, rows, time, |name, ty| {
+                let pos = field_names.iter().position(|f| *f == name);
+                let chunk = pos.and_then(|p| g.values.get(p)).and_then(Option::as_ref);
+                value_column_stat(chunk.map(|c| &c.statistics), rows, ty)
+            }));
+        }
+        let keep = pp.prune(&stats)?;
+        let before = groups.len();
+        let kept: Vec<AlignedChunkGroup> = groups.into_iter().zip(keep).filter(|(_, k)| *k).map(|(g, _)| g).collect();
+        self.metrics.chunk_groups_pruned.add(before - kept.len());
+        Ok(kept)
+    }
+
+    fn page_filter(&self, d: &DeviceMeta, projected: &[(usize, TsDataType)], field_names: &[&str], stats: &GroupPageStats<'_>) -> Vec<bool> {
+        let Some(pp) = &self.pruning else { return vec![true; stats.time.len()] };
+        let time_ty = self.schema.field(0).data_type().clone();
+        let mut cs = ContainerStats::new(self.schema.clone());
+        for (p, ts) in stats.time.iter().enumerate() {
+            let rows = ts.count;
+            let time = time_column_stat(ts, &time_ty);
+            cs.push(rows, self.container(d, rows, time, |name, ty| {
+                let col = projected.iter().position(|(pos, _)| field_names.get(*pos) == Some(&name));
+                match col.and_then(|c| stats.values.get(c)).and_then(|v| v.get(p)) {
+                    Some(ValuePageStats::Stats(s)) => value_column_stat(Some(s), rows, ty),
+                    Some(ValuePageStats::AllNull) => ColumnStat { min: None, max: None, nulls: Some(rows) },
+                    None => ColumnStat::default(),
+                }
+            }));
+        }
+        // On a pruning error keep every page (statistics are an optimisation only).
+        pp.prune(&cs).unwrap_or_else(|_| vec![true; stats.time.len()])
+    }
+}

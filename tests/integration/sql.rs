@@ -1,0 +1,290 @@
+//! SQL over TsFiles through DataFusion: corpus conformance, pruning metrics, statistics,
+//! pushdown on/off equivalence, and errors.
+
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use datafusion::physical_plan::{collect, ExecutionPlan, ExecutionPlanVisitor};
+use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion_tsfile::arrow::schema::TimeUnit;
+use datafusion_tsfile::datafusion::{register_tsfile, register_tsfile_format, register_tsfile_schema, TsFileReadOptions};
+use serde_json::Value;
+
+use crate::common::{file_path, manifest, manifest_files, repo_path};
+use crate::conformance::cell;
+
+fn ctx(partitions: usize) -> SessionContext {
+    SessionContext::new_with_config(SessionConfig::new().with_target_partitions(partitions))
+}
+
+fn quote(s: &str) -> String {
+    format!("\"{}\"", s.replace('"', "\"\""))
+}
+
+fn rows_of(batches: &[RecordBatch]) -> Vec<Vec<Value>> {
+    let mut out = Vec::new();
+    for b in batches {
+        for i in 0..b.num_rows() {
+            out.push(b.columns().iter().map(|c| cell(c, i)).collect());
+        }
+    }
+    out
+}
+
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap().block_on(f)
+}
+
+#[test]
+fn test_sql_conformance_every_table() {
+    let m = manifest();
+    let (mut files, mut rows, mut mismatches) = (0usize, 0usize, 0usize);
+    block_on(async {
+        for entry in manifest_files(&m) {
+            if entry["model"] != "table" {
+                continue;
+            }
+            files += 1;
+            let path = file_path(&entry);
+            for exp in entry["expected"].as_array().unwrap() {
+                let table = exp["table"].as_str().unwrap();
+                let text = std::fs::read_to_string(crate::common::corpus_dir().join(exp["path"].as_str().unwrap())).unwrap();
+                let mut lines = text.lines();
+                let header: Value = serde_json::from_str(lines.next().unwrap()).unwrap();
+                let want: Vec<Vec<Value>> = lines.map(|l| serde_json::from_str(l).unwrap()).collect();
+                let cols: Vec<&Value> = header["columns"].as_array().unwrap().iter().collect();
+                let names: Vec<String> = cols.iter().map(|c| quote(c["name"].as_str().unwrap())).collect();
+                let tags: Vec<String> = cols.iter().filter(|c| c["category"] == "TAG").map(|c| format!("{} NULLS FIRST", quote(c["name"].as_str().unwrap()))).collect();
+                let mut order = tags.clone();
+                order.push(names[0].clone());
+                let sql = format!("SELECT {} FROM t ORDER BY {}", names.join(", "), order.join(", "));
+                let c = ctx(2);
+                let opts = TsFileReadOptions::default().with_table(table).with_time_unit(TimeUnit::Raw);
+                let got = async {
+                    register_tsfile(&c, "t", &[path.to_str().unwrap()], opts).await?;
+                    c.sql(&sql).await?.collect().await
+                }
+                .await;
+                match got {
+                    Ok(b) => {
+                        let got = rows_of(&b);
+                        rows += got.len();
+                        if got.len() != want.len() {
+                            eprintln!("{}/{table}: {} rows, want {}", entry["name"], got.len(), want.len());
+                            mismatches += 1;
+                        }
+                        for (r, (g, w)) in got.iter().zip(&want).enumerate() {
+                            for (gv, wv) in g.iter().zip(w) {
+                                let same = match (gv.as_i64(), wv.as_i64()) {
+                                    (Some(a), Some(b)) => a == b,
+                                    _ => gv == wv,
+                                };
+                                if !same {
+                                    mismatches += 1;
+                                    eprintln!("{}/{table} row {r}: got {gv} want {wv}", entry["name"]);
+                                }
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        eprintln!("{}/{table}: {e}", entry["name"]);
+                        mismatches += 1;
+                    }
+                }
+            }
+        }
+    });
+    println!("sql conformance: {files} files, {rows} rows, {mismatches} mismatches");
+    assert!(files > 20);
+    assert_eq!(mismatches, 0);
+}
+
+/// Sum of a named metric over every `DataSourceExec` of a plan.
+fn metric(plan: &Arc<dyn ExecutionPlan>, name: &str) -> usize {
+    struct V<'a>(&'a str, usize);
+    impl ExecutionPlanVisitor for V<'_> {
+        type Error = std::convert::Infallible;
+        fn pre_visit(&mut self, plan: &dyn ExecutionPlan) -> Result<bool, Self::Error> {
+            if plan.name() == "DataSourceExec" {
+                if let Some(m) = plan.metrics() {
+                    self.1 += m.sum_by_name(self.0).map(|v| v.as_usize()).unwrap_or(0);
+                }
+            }
+            Ok(true)
+        }
+    }
+    let mut v = V(name, 0);
+    datafusion::physical_plan::accept(plan.as_ref(), &mut v).unwrap();
+    v.1
+}
+
+async fn run(c: &SessionContext, sql: &str) -> (Vec<RecordBatch>, Arc<dyn ExecutionPlan>) {
+    let df = c.sql(sql).await.unwrap();
+    let plan = df.create_physical_plan().await.unwrap();
+    let batches = collect(plan.clone(), c.task_ctx()).await.unwrap();
+    (batches, plan)
+}
+
+fn count_rows(b: &[RecordBatch]) -> usize {
+    b.iter().map(|b| b.num_rows()).sum()
+}
+
+#[test]
+fn test_sql_pruning_metrics_on_sample() {
+    block_on(async {
+        let c = ctx(2);
+        register_tsfile(&c, "w", &[repo_path("data/sample.tsfile").to_str().unwrap()], TsFileReadOptions::default()).await.unwrap();
+        // A tag predicate reads only that device.
+        let (b, plan) = run(&c, "SELECT time, temperature FROM w WHERE device = 'ws-central-0-0'").await;
+        assert_eq!(count_rows(&b), 3524);
+        assert_eq!(metric(&plan, "devices_total"), 300);
+        assert_eq!(metric(&plan, "devices_pruned"), 299);
+        assert_eq!(metric(&plan, "chunk_groups_total"), 1);
+        // A time range outside the data prunes every device.
+        let (b, plan) = run(&c, "SELECT * FROM w WHERE time < TIMESTAMP '2020-01-01T00:00:00'").await;
+        assert_eq!(count_rows(&b), 0);
+        assert_eq!(metric(&plan, "devices_pruned"), 300);
+        assert_eq!(metric(&plan, "bytes_scanned"), 0);
+        // An integer value predicate prunes by series statistics.
+        let (b, plan) = run(&c, "SELECT count(*) FROM w WHERE energy_wh < 0").await;
+        assert_eq!(count_rows(&b), 1);
+        assert_eq!(metric(&plan, "devices_pruned"), metric(&plan, "devices_total"));
+    });
+}
+
+#[test]
+fn test_sql_page_pruning_on_multi_page_file() {
+    let path = crate::common::corpus_dir().join("files/table_multi_page.tsfile");
+    block_on(async {
+        let c = ctx(1);
+        let opts = TsFileReadOptions::default().with_time_unit(TimeUnit::Raw);
+        register_tsfile(&c, "t", &[path.to_str().unwrap()], opts.clone()).await.unwrap();
+        register_tsfile(&c, "u", &[path.to_str().unwrap()], opts.with_pruning(false)).await.unwrap();
+        let (all, _) = run(&c, "SELECT min(time) AS lo, max(time) AS hi FROM u").await;
+        let lo = cell(all[0].column(0), 0).as_i64().unwrap();
+        let hi = cell(all[0].column(1), 0).as_i64().unwrap();
+        let (a, b) = (lo + (hi - lo) / 2, lo + (hi - lo) / 2 + (hi - lo) / 50);
+        let q = |t: &str| format!("SELECT * FROM {t} WHERE time BETWEEN {a} AND {b} ORDER BY 2, 3, 1");
+        let (pruned, plan) = run(&c, &q("t")).await;
+        let (full, plan_u) = run(&c, &q("u")).await;
+        assert_eq!(rows_of(&pruned), rows_of(&full));
+        assert!(count_rows(&pruned) > 0);
+        let pages = metric(&plan, "pages_total");
+        let pruned_pages = metric(&plan, "pages_pruned");
+        assert!(pages > 10, "{pages}");
+        assert!(pruned_pages * 10 >= pages * 8, "only {pruned_pages} of {pages} pages pruned");
+        assert_eq!(metric(&plan_u, "pages_pruned"), 0);
+    });
+}
+
+#[test]
+fn test_sql_count_star_and_min_max_from_statistics() {
+    block_on(async {
+        let c = ctx(2);
+        register_tsfile(&c, "w", &[repo_path("data/sample.tsfile").to_str().unwrap()], TsFileReadOptions::default()).await.unwrap();
+        let (b, plan) = run(&c, "SELECT count(*), min(time), max(time), max(energy_wh) FROM w").await;
+        assert_eq!(cell(b[0].column(0), 0), serde_json::json!(1006239));
+        let text = datafusion::physical_plan::displayable(plan.as_ref()).indent(true).to_string();
+        assert!(!text.contains("DataSourceExec"), "answered by scanning:\n{text}");
+        assert_eq!(metric(&plan, "pages_total"), 0);
+    });
+}
+
+/// A tiny deterministic generator for the property test.
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
+        &v[(self.next() as usize) % v.len()]
+    }
+}
+
+#[test]
+fn test_sql_pushdown_on_off_same_results() {
+    let path = repo_path("data/sample.tsfile");
+    block_on(async {
+        let c = ctx(2);
+        let p = path.to_str().unwrap();
+        register_tsfile(&c, "on", &[p], TsFileReadOptions::default().with_time_unit(TimeUnit::Raw)).await.unwrap();
+        register_tsfile(&c, "off", &[p], TsFileReadOptions::default().with_time_unit(TimeUnit::Raw).with_pruning(false)).await.unwrap();
+        let (t0, t1) = (1_704_067_200_432i64, 1_704_292_139_991i64);
+        let mut rng = Lcg(42);
+        let regions = ["central", "east", "north", "south", "west", "nowhere"];
+        let ops = ["<", "<=", ">", ">=", "=", "<>"];
+        for _ in 0..12 {
+            let mut conj = Vec::new();
+            for _ in 0..(1 + rng.next() % 3) {
+                conj.push(match rng.next() % 6 {
+                    0 => {
+                        let t = t0 + (rng.next() as i64 % (t1 - t0 + 1));
+                        format!("time {} {t}", rng.pick(&ops))
+                    }
+                    1 => format!("region = '{}'", rng.pick(&regions)),
+                    2 => format!("device {} 'ws-east-{}-{}'", rng.pick(&ops), rng.next() % 6, rng.next() % 10),
+                    3 => format!("pressure {} {}", rng.pick(&ops), 990 + rng.next() % 40),
+                    4 => format!("energy_wh {} {}", rng.pick(&ops), rng.next() % 20_000_000),
+                    _ => format!("online = {}", rng.next() % 2 == 0),
+                });
+            }
+            let join = if rng.next() % 4 == 0 { " OR " } else { " AND " };
+            let pred = conj.join(join);
+            let q = |t: &str| format!("SELECT time, device, energy_wh FROM {t} WHERE {pred} ORDER BY device, time");
+            let (a, _) = run(&c, &q("on")).await;
+            let (b, _) = run(&c, &q("off")).await;
+            assert_eq!(rows_of(&a), rows_of(&b), "predicate {pred}");
+        }
+    });
+}
+
+#[test]
+fn test_sql_directory_with_corrupt_file_names_it() {
+    let dir = std::env::temp_dir().join(format!("tsfile-sql-corrupt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(crate::common::corpus_dir().join("files/table_null_tags.tsfile"), dir.join("a.tsfile")).unwrap();
+    std::fs::write(dir.join("b.tsfile"), b"this is not a tsfile at all, just text").unwrap();
+    let err = block_on(async {
+        let c = ctx(2);
+        let r = register_tsfile(&c, "t", &[dir.to_str().unwrap()], TsFileReadOptions::default()).await;
+        match r {
+            Err(e) => e.to_string(),
+            Ok(()) => c.sql("SELECT * FROM t").await.unwrap().collect().await.unwrap_err().to_string(),
+        }
+    });
+    assert!(err.contains("b.tsfile"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn test_sql_ddl_url_table_and_schema_provider() {
+    let path = crate::common::corpus_dir().join("files/table_multi_tables.tsfile");
+    let p = path.to_str().unwrap().to_string();
+    block_on(async {
+        let c = SessionContext::new().enable_url_table();
+        register_tsfile_format(&c).unwrap();
+        c.sql(&format!("CREATE EXTERNAL TABLE ev STORED AS TSFILE LOCATION '{p}' OPTIONS ('table' 'events')")).await.unwrap();
+        let b = c.sql("SELECT count(*) FROM ev").await.unwrap().collect().await.unwrap();
+        let n = cell(b[0].column(0), 0).as_i64().unwrap();
+        assert!(n > 0);
+        // Several tables and no option: a clear error.
+        let err = c.sql(&format!("CREATE EXTERNAL TABLE x STORED AS TSFILE LOCATION '{p}'")).await.unwrap_err().to_string();
+        assert!(err.contains("several tables"), "{err}");
+        // Every table as tsf.<name>.
+        let names = register_tsfile_schema(&c, "tsf", &p, TsFileReadOptions::default()).await.unwrap();
+        assert!(names.contains(&"events".to_string()));
+        let b = c.sql("SELECT count(*) FROM tsf.events").await.unwrap().collect().await.unwrap();
+        assert_eq!(cell(b[0].column(0), 0).as_i64().unwrap(), n);
+        let b = c.sql("SELECT count(*) FROM tsf.never_written").await.unwrap().collect().await.unwrap();
+        assert_eq!(cell(b[0].column(0), 0).as_i64().unwrap(), 0);
+    });
+    // A URL table over a single-table file.
+    let one = crate::common::corpus_dir().join("files/table_null_tags.tsfile");
+    block_on(async {
+        let c = SessionContext::new().enable_url_table();
+        register_tsfile_format(&c).unwrap();
+        let b = c.sql(&format!("SELECT count(*) FROM '{}'", one.display())).await.unwrap().collect().await.unwrap();
+        assert!(cell(b[0].column(0), 0).as_i64().unwrap() > 0);
+    });
+}
