@@ -29,3 +29,8 @@ pub mod read;
 
 pub use error::{Result, TsFileError};
 pub use file::{TableBatches, TableRead, TsFile, TsFileOptions};
+
+/// The README's Rust examples, compiled as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

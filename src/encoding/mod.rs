@@ -278,7 +278,7 @@ pub fn decode_time(
 ) -> Result<()> {
     match encoding {
         Encoding::Plain => {
-            if data.len() % 8 != 0 {
+            if !data.len().is_multiple_of(8) {
                 return Err(TsFileError::corrupt(
                     "PLAIN time stream",
                     None,

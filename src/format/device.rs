@@ -149,7 +149,7 @@ mod tests {
 
     #[test]
     fn test_order_null_first_shorter_first() {
-        let mut v = vec![
+        let mut v = [
             dev(&[Some("t"), Some("b")]),
             dev(&[Some("t"), Some("")]),
             dev(&[Some("t"), None]),

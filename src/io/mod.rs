@@ -6,6 +6,9 @@
 //! [`RangeSource`]: a sparse set of fetched ranges. Nearby ranges are coalesced into one
 //! request ([`coalesce`]), as remote stores charge per request.
 
+// One-range requests are written as `vec![a..b]` on purpose.
+#![allow(clippy::single_range_in_vec_init)]
+
 use std::ops::Range;
 use std::sync::Arc;
 

@@ -226,10 +226,10 @@ fn test_sql_pushdown_on_off_same_results() {
                     2 => format!("device {} 'ws-east-{}-{}'", rng.pick(&ops), rng.next() % 6, rng.next() % 10),
                     3 => format!("pressure {} {}", rng.pick(&ops), 990 + rng.next() % 40),
                     4 => format!("energy_wh {} {}", rng.pick(&ops), rng.next() % 20_000_000),
-                    _ => format!("online = {}", rng.next() % 2 == 0),
+                    _ => format!("online = {}", rng.next().is_multiple_of(2)),
                 });
             }
-            let join = if rng.next() % 4 == 0 { " OR " } else { " AND " };
+            let join = if rng.next().is_multiple_of(4) { " OR " } else { " AND " };
             let pred = conj.join(join);
             let q = |t: &str| format!("SELECT time, device, energy_wh FROM {t} WHERE {pred} ORDER BY device, time");
             let (a, _) = run(&c, &q("on")).await;
