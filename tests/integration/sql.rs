@@ -288,3 +288,64 @@ fn test_sql_ddl_url_table_and_schema_provider() {
         assert!(cell(b[0].column(0), 0).as_i64().unwrap() > 0);
     });
 }
+
+#[test]
+fn test_sql_in_memory_object_store_and_tag_predicates() {
+    use object_store::ObjectStoreExt;
+    let bytes = std::fs::read(repo_path("data/sample.tsfile")).unwrap();
+    block_on(async {
+        let c = ctx(2);
+        let store = Arc::new(object_store::memory::InMemory::new());
+        store.put(&object_store::path::Path::from("lake/a/sample.tsfile"), bytes.into()).await.unwrap();
+        let url = url::Url::parse("memory://").unwrap();
+        c.register_object_store(&url, store);
+        register_tsfile(&c, "m", &["memory:///lake/a/"], TsFileReadOptions::default()).await.unwrap();
+        let (b, _) = run(&c, "SELECT count(*) FROM m").await;
+        assert_eq!(cell(b[0].column(0), 0).as_i64(), Some(1006239));
+        // Tag predicates prune devices from the index: IN, LIKE prefix, IS NULL.
+        let (b, plan) = run(&c, "SELECT count(*) FROM m WHERE device IN ('ws-east-1-1', 'ws-west-5-9')").await;
+        assert!(cell(b[0].column(0), 0).as_i64().unwrap() > 0);
+        assert_eq!(metric(&plan, "devices_pruned"), 298);
+        let (b, plan) = run(&c, "SELECT count(DISTINCT device) FROM m WHERE device LIKE 'ws-north-2%'").await;
+        assert_eq!(cell(b[0].column(0), 0).as_i64(), Some(10));
+        assert_eq!(metric(&plan, "devices_pruned"), 290);
+        let (b, plan) = run(&c, "SELECT count(*) FROM m WHERE site IS NULL").await;
+        assert_eq!(cell(b[0].column(0), 0).as_i64(), Some(0));
+        assert_eq!(metric(&plan, "devices_pruned"), 300);
+    });
+}
+
+#[test]
+fn test_sql_time_range_decodes_only_overlapping_pages() {
+    use datafusion_tsfile::format::chunk::PageIter;
+    use datafusion_tsfile::format::{FileReader, LocalFile};
+    for name in ["table_multi_page", "table_chunk_groups", "table_nulls"] {
+        let path = crate::common::corpus_dir().join(format!("files/{name}.tsfile"));
+        // Independently: the time pages of the file and their time ranges.
+        let reader = FileReader::open(LocalFile::open(&path).unwrap()).unwrap();
+        let mut pages: Vec<(i64, i64)> = Vec::new();
+        for d in reader.all_devices().unwrap() {
+            for s in reader.series(&d).unwrap().into_iter().filter(|s| s.is_aligned_time()) {
+                for c in &s.chunks {
+                    let chunk = reader.read_chunk(c.offset).unwrap();
+                    for p in PageIter::new(&chunk.header, &chunk.data).unwrap() {
+                        let st = p.unwrap().header.statistics.unwrap_or_else(|| c.statistics.clone());
+                        pages.push((st.start_time, st.end_time));
+                    }
+                }
+            }
+        }
+        let lo = pages.iter().map(|p| p.0).min().unwrap();
+        let hi = pages.iter().map(|p| p.1).max().unwrap();
+        let (a, b) = (lo + (hi - lo) / 3, lo + (hi - lo) / 3 + (hi - lo) / 100);
+        let overlapping = pages.iter().filter(|(s, e)| *s <= b && *e >= a).count();
+        block_on(async {
+            let c = ctx(1);
+            let opts = TsFileReadOptions::default().with_time_unit(TimeUnit::Raw);
+            register_tsfile(&c, "t", &[path.to_str().unwrap()], opts).await.unwrap();
+            let (_, plan) = run(&c, &format!("SELECT * FROM t WHERE time BETWEEN {a} AND {b}")).await;
+            let decoded = metric(&plan, "pages_total") - metric(&plan, "pages_pruned");
+            assert_eq!(decoded, overlapping, "{name}: decoded {decoded} pages, {overlapping} overlap [{a}, {b}]");
+        });
+    }
+}
