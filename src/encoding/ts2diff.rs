@@ -1,26 +1,984 @@
-//! TS2DIFF decoder (stub: being implemented).
-#![allow(unused_variables, unused_imports, missing_docs)]
+//! TS_2DIFF (encoding id 4): block delta + bit packing; also the default time encoding.
+//!
+//! A stream is a sequence of blocks until its end (writers emit full blocks of 128 deltas
+//! and a shorter last one, but the block length is not a format limit):
+//!
+//! ```text
+//! i32 n          deltas in the block (the block holds n + 1 values)
+//! i32 w          bit width of the rebased deltas, 0..=32 (INT32) / 0..=64 (INT64)
+//! T   min_delta  i32 (INT32/DATE/FLOAT) or i64 (INT64/TIMESTAMP/DOUBLE), big-endian
+//! T   first      first value of the block
+//! BP(w, n)       n rebased deltas r_i, MSB-first, ceil(n*w/8) bytes (zero-padded)
+//! ```
+//!
+//! `v_0 = first`, `v_i = v_{i-1} + min_delta + r_i`, all wrapping.
+//!
+//! FLOAT/DOUBLE use the *scaled-integer wrapper* in front of INT32/INT64 blocks, written
+//! once per page ([`FloatWrapper`], shared with RLE on floats):
+//!
+//! ```text
+//! Form 1: UVarInt mpn                                                  then blocks
+//! Form 2: UVarInt 0x7fffffff, UVarInt cnt, scaled_bm, UVarInt mpn,         blocks
+//! Form 3: UVarInt 0x7ffffffe, UVarInt cnt, scaled_bm, raw_bm, UVarInt mpn, blocks
+//! ```
+//!
+//! Bitmaps hold `cnt / 8 + 1` bytes, LSB-first, indexed by the value's position in the page.
+//! A value whose raw bit is set is the IEEE bit pattern itself; otherwise, without a scaled
+//! bitmap or with its scaled bit set, it is `x / 10^mpn` (in `f64`); otherwise `x` itself.
 
-use arrow_buffer::BooleanBufferBuilder;
-use crate::encoding::{BinaryValues, SprintzProduct};
+use crate::encoding::bits::{self, PackedInt};
+use crate::encoding::plain::read_uvarint;
 use crate::error::{Result, TsFileError};
 
+/// Deltas unpacked per call into the scratch buffer (a multiple of 8, so every chunk starts
+/// on a byte boundary).
+const CHUNK: usize = 128;
+
+#[cold]
+fn corrupt(what: &str, detail: String) -> TsFileError {
+    TsFileError::corrupt(what, None, detail)
+}
+
+/// How many values the blocks may produce.
+#[derive(Clone, Copy)]
+enum Limit {
+    /// Exactly this many (decode by count): more is corruption.
+    Count(usize),
+    /// At most this many (stream decoded to its end): more is a resource limit.
+    Max(usize),
+}
+
+/// A capacity to reserve up front: at most `wanted`, and no more than the bytes could hold
+/// for realistic writers (a 16-byte INT32 block with `w = 0` holds 129 values).
+#[inline]
+fn initial_capacity(wanted: usize, bytes: usize) -> usize {
+    wanted.min(bytes.saturating_mul(9))
+}
+
+/// Decode the blocks in `data[start..]`, passing every value through `map` into `out`.
+/// Returns the number of values produced. Every block is checked against `limit` before
+/// anything is reserved or produced.
+#[inline(always)]
+fn decode_blocks<T: PackedInt, O, F: FnMut(T) -> O>(
+    data: &[u8],
+    start: usize,
+    limit: Limit,
+    out: &mut Vec<O>,
+    what: &str,
+    mut map: F,
+) -> Result<usize> {
+    let header = 8 + 2 * T::BYTES;
+    let mut pos = start;
+    let mut produced = 0usize;
+    let mut scratch = [0u64; CHUNK];
+    while pos < data.len() {
+        let Some(h) = data.get(pos..pos + header) else {
+            return Err(corrupt(
+                what,
+                format!(
+                    "block at byte {pos}: truncated header, {header} bytes needed, {} present",
+                    data.len() - pos
+                ),
+            ));
+        };
+        let n = i32::from_be_bytes([h[0], h[1], h[2], h[3]]);
+        let w = i32::from_be_bytes([h[4], h[5], h[6], h[7]]);
+        let min_delta = T::from_be(&h[8..]);
+        let first = T::from_be(&h[8 + T::BYTES..]);
+        let (Ok(n), Ok(w)) = (usize::try_from(n), u32::try_from(w)) else {
+            return Err(corrupt(
+                what,
+                format!("block at byte {pos}: negative delta count {n} or bit width {w}"),
+            ));
+        };
+        if w > T::BITS {
+            return Err(corrupt(
+                what,
+                format!("block at byte {pos}: bit width {w} exceeds {} for {}", T::BITS, T::NAME),
+            ));
+        }
+        let body_start = pos + header;
+        let packed = bits::packed_len(w, n).unwrap_or(usize::MAX);
+        // The packed deltas; unpacking may look at the bytes after them (never beyond the
+        // stream), which keeps the word loads on the fast path.
+        let Some(body) = body_start
+            .checked_add(packed)
+            .filter(|&end| end <= data.len())
+            .and_then(|_| data.get(body_start..))
+        else {
+            return Err(corrupt(
+                what,
+                format!(
+                    "block at byte {pos}: {n} deltas of {w} bits need {packed} bytes, {} present",
+                    data.len() - body_start
+                ),
+            ));
+        };
+        let values = n + 1;
+        match limit {
+            Limit::Count(count) if values > count - produced => {
+                return Err(corrupt(
+                    what,
+                    format!(
+                        "block at byte {pos} holds {values} values but only {} of {count} remain",
+                        count - produced
+                    ),
+                ));
+            }
+            Limit::Max(max) if values > max - produced => {
+                return Err(TsFileError::LimitExceeded {
+                    what: format!("values in one {what} (block at byte {pos})"),
+                    value: (produced as u64).saturating_add(values as u64),
+                    limit: max as u64,
+                });
+            }
+            _ => {}
+        }
+        out.reserve(values);
+        out.push(map(first));
+        if w == 0 {
+            // Every rebased delta is 0: an arithmetic progression.
+            out.extend((1..=n).map(|i| map(first.wrapping_add(min_delta.wrapping_mul_usize(i)))));
+        } else {
+            let mut prev = first;
+            let mut done = 0usize;
+            while done < n {
+                let m = CHUNK.min(n - done);
+                // `done` is a multiple of 8, so the chunk starts on a byte boundary.
+                let src = body.get(done / 8 * w as usize..).unwrap_or(&[]);
+                let lane = &mut scratch[..m];
+                bits::unpack(w, src, lane)?;
+                out.extend(lane.iter().map(|&r| {
+                    prev = prev.wrapping_add(min_delta).wrapping_add(T::from_u64(r));
+                    map(prev)
+                }));
+                done += m;
+            }
+        }
+        produced += values;
+        pos = body_start + packed;
+    }
+    Ok(produced)
+}
+
+/// Decode exactly `count` values of an integer stream.
+fn decode_int<T: PackedInt>(data: &[u8], count: usize, out: &mut Vec<T>, what: &str) -> Result<()> {
+    out.reserve(initial_capacity(count, data.len()));
+    let produced = decode_blocks::<T, T, _>(data, 0, Limit::Count(count), out, what, |x| x)?;
+    check_count(produced, count, data.len(), what)
+}
+
+fn check_count(produced: usize, count: usize, len: usize, what: &str) -> Result<()> {
+    if produced != count {
+        return Err(corrupt(
+            what,
+            format!("at byte {len}: stream ends after {produced} of {count} values"),
+        ));
+    }
+    Ok(())
+}
+
+/// Decode `count` INT32/DATE values.
 pub fn decode_i32(data: &[u8], count: usize, out: &mut Vec<i32>) -> Result<()> {
-    Err(TsFileError::unsupported("ts2diff decoder not implemented yet"))
+    decode_int(data, count, out, "TS_2DIFF INT32 stream")
 }
 
+/// Decode `count` INT64/TIMESTAMP values.
 pub fn decode_i64(data: &[u8], count: usize, out: &mut Vec<i64>) -> Result<()> {
-    Err(TsFileError::unsupported("ts2diff decoder not implemented yet"))
+    decode_int(data, count, out, "TS_2DIFF INT64 stream")
 }
 
+/// Decode `count` FLOAT values (scaled-integer wrapper over INT32 blocks).
 pub fn decode_f32(data: &[u8], count: usize, out: &mut Vec<f32>) -> Result<()> {
-    Err(TsFileError::unsupported("ts2diff decoder not implemented yet"))
+    decode_float(data, count, out, "TS_2DIFF FLOAT stream")
 }
 
+/// Decode `count` DOUBLE values (scaled-integer wrapper over INT64 blocks).
 pub fn decode_f64(data: &[u8], count: usize, out: &mut Vec<f64>) -> Result<()> {
-    Err(TsFileError::unsupported("ts2diff decoder not implemented yet"))
+    decode_float(data, count, out, "TS_2DIFF DOUBLE stream")
 }
 
+/// Decode a whole INT64 time stream whose value count is not known: blocks until the end
+/// of `data`. Fails with [`TsFileError::LimitExceeded`] before reserving or producing a
+/// block that would take the total above `max_values`.
 pub fn decode_i64_to_end(data: &[u8], out: &mut Vec<i64>, max_values: usize) -> Result<()> {
-    Err(TsFileError::unsupported("ts2diff decoder not implemented yet"))
+    out.reserve(initial_capacity(max_values, data.len()));
+    decode_blocks::<i64, i64, _>(
+        data,
+        0,
+        Limit::Max(max_values),
+        out,
+        "TS_2DIFF time stream",
+        |x| x,
+    )?;
+    Ok(())
+}
+
+fn decode_float<F: ScaledFloat>(
+    data: &[u8],
+    count: usize,
+    out: &mut Vec<F>,
+    what: &str,
+) -> Result<()> {
+    if data.is_empty() && count == 0 {
+        return Ok(());
+    }
+    let (wrapper, start) = FloatWrapper::parse(data, count, what)?;
+    out.reserve(initial_capacity(count, data.len()));
+    let limit = Limit::Count(count);
+    let produced = if wrapper.is_form1() {
+        let scale = wrapper.scale;
+        decode_blocks::<F::Int, F, _>(data, start, limit, out, what, |x| F::scaled(x, scale))?
+    } else {
+        let mut p = 0usize;
+        decode_blocks::<F::Int, F, _>(data, start, limit, out, what, |x| {
+            let v = wrapper.value(p, x);
+            p += 1;
+            v
+        })?
+    };
+    check_count(produced, count, data.len(), what)
+}
+
+/// A float type carried as scaled integers by the float wrapper.
+pub(crate) trait ScaledFloat: Copy + 'static {
+    /// The integer lane: `i32` for FLOAT, `i64` for DOUBLE.
+    type Int: PackedInt;
+    /// `x / scale`, computed in `f64`.
+    fn scaled(x: Self::Int, scale: f64) -> Self;
+    /// `x` itself (the writer rounded the value to an integer).
+    fn unscaled(x: Self::Int) -> Self;
+    /// `x` is the IEEE bit pattern.
+    fn raw(x: Self::Int) -> Self;
+}
+
+impl ScaledFloat for f32 {
+    type Int = i32;
+    #[inline(always)]
+    fn scaled(x: i32, scale: f64) -> f32 {
+        (f64::from(x) / scale) as f32
+    }
+    #[inline(always)]
+    fn unscaled(x: i32) -> f32 {
+        f64::from(x) as f32
+    }
+    #[inline(always)]
+    fn raw(x: i32) -> f32 {
+        f32::from_bits(x as u32)
+    }
+}
+
+impl ScaledFloat for f64 {
+    type Int = i64;
+    #[inline(always)]
+    fn scaled(x: i64, scale: f64) -> f64 {
+        x as f64 / scale
+    }
+    #[inline(always)]
+    fn unscaled(x: i64) -> f64 {
+        x as f64
+    }
+    #[inline(always)]
+    fn raw(x: i64) -> f64 {
+        f64::from_bits(x as u64)
+    }
+}
+
+/// Form 2 marker (`Integer.MAX_VALUE`): some values overflowed when scaled.
+const FORM2_MAGIC: u32 = 0x7fff_ffff;
+/// Form 3 marker (`Integer.MAX_VALUE - 1`): some values are stored as raw IEEE bits.
+const FORM3_MAGIC: u32 = 0x7fff_fffe;
+
+/// The page header of the scaled-integer float wrapper (TS_2DIFF and RLE on FLOAT/DOUBLE).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FloatWrapper<'a> {
+    /// `10^mpn`, or 1 when `mpn <= 0` (as a Java `int`).
+    pub(crate) scale: f64,
+    /// Forms 2 and 3: bit `p` set means value `p` was scaled.
+    scaled: Option<&'a [u8]>,
+    /// Form 3: bit `p` set means value `p` is stored as its IEEE bit pattern.
+    raw: Option<&'a [u8]>,
+}
+
+#[inline(always)]
+fn lsb_bit(bitmap: &[u8], p: usize) -> bool {
+    bitmap.get(p / 8).is_some_and(|b| b & (1 << (p % 8)) != 0)
+}
+
+impl<'a> FloatWrapper<'a> {
+    /// Parse the header at the start of `data` for a page of `count` values. Returns the
+    /// header and the position of the first integer block/section.
+    pub(crate) fn parse(data: &'a [u8], count: usize, what: &str) -> Result<(Self, usize)> {
+        let varint = |pos: usize, field: &str| {
+            read_uvarint(data, pos)
+                .map_err(|e| corrupt(what, format!("float header {field} at byte {pos}: {e}")))
+        };
+        let (tag, mut pos) = varint(0, "tag")?;
+        let mut scaled = None;
+        let mut raw = None;
+        let mpn = if tag == FORM2_MAGIC || tag == FORM3_MAGIC {
+            let (cnt, p) = varint(pos, "value count")?;
+            if usize::try_from(cnt).ok() != Some(count) {
+                return Err(corrupt(
+                    what,
+                    format!(
+                        "float header at byte {pos}: declares {cnt} values, the page has {count}"
+                    ),
+                ));
+            }
+            let bm_len = count / 8 + 1;
+            let n_maps = if tag == FORM3_MAGIC { 2 } else { 1 };
+            let Some(maps) = data.get(p..p + n_maps * bm_len) else {
+                return Err(corrupt(
+                    what,
+                    format!(
+                        "float header at byte {p}: {n_maps} bitmaps of {bm_len} bytes truncated"
+                    ),
+                ));
+            };
+            let (s, r) = maps.split_at(bm_len);
+            scaled = Some(s);
+            if tag == FORM3_MAGIC {
+                raw = Some(r);
+            }
+            pos = p + n_maps * bm_len;
+            let (mpn, p) = varint(pos, "max point number")?;
+            pos = p;
+            mpn
+        } else {
+            tag
+        };
+        Ok((FloatWrapper { scale: scale_for(mpn), scaled, raw }, pos))
+    }
+
+    /// True for Form 1: every value is `x / scale`.
+    pub(crate) fn is_form1(&self) -> bool {
+        self.scaled.is_none() && self.raw.is_none()
+    }
+
+    /// The float for integer `x` at page position `p`.
+    #[inline(always)]
+    pub(crate) fn value<F: ScaledFloat>(&self, p: usize, x: F::Int) -> F {
+        if self.raw.is_some_and(|bm| lsb_bit(bm, p)) {
+            F::raw(x)
+        } else if self.scaled.is_none_or(|bm| lsb_bit(bm, p)) {
+            F::scaled(x, self.scale)
+        } else {
+            F::unscaled(x)
+        }
+    }
+}
+
+/// `10^mpn` like Java's `Math.pow(10, mpn)`; `mpn` is read as a Java `int`, and values `<= 0`
+/// mean no scaling.
+fn scale_for(mpn: u32) -> f64 {
+    match i32::try_from(mpn) {
+        Ok(m) if m > 0 => 10f64.powf(f64::from(m)),
+        _ => 1.0,
+    }
+}
+
+/// Test-only TS_2DIFF encoders (feature `encoders`).
+#[cfg(any(test, feature = "encoders"))]
+pub mod encode {
+    use crate::encoding::bits::BitWriter;
+    use crate::encoding::plain::encode::uvarint;
+
+    macro_rules! block_encoder {
+        ($name:ident, $t:ty, $u:ty) => {
+            /// Blocks of at most `block` deltas (writers use 128), like the reference writers.
+            pub fn $name(values: &[$t], block: usize) -> Vec<u8> {
+                let mut out = Vec::new();
+                let block = block.max(1);
+                for chunk in values.chunks(block + 1) {
+                    let first = chunk[0];
+                    let deltas: Vec<$t> =
+                        chunk.windows(2).map(|w| w[1].wrapping_sub(w[0])).collect();
+                    let min = deltas.iter().copied().min().unwrap_or(0);
+                    let rebased: Vec<$u> =
+                        deltas.iter().map(|&d| d.wrapping_sub(min) as $u).collect();
+                    let max = rebased.iter().copied().max().unwrap_or(0);
+                    let width = <$u>::BITS - max.leading_zeros();
+                    out.extend_from_slice(&(deltas.len() as i32).to_be_bytes());
+                    out.extend_from_slice(&(width as i32).to_be_bytes());
+                    out.extend_from_slice(&min.to_be_bytes());
+                    out.extend_from_slice(&first.to_be_bytes());
+                    let mut w = BitWriter::new();
+                    for &r in &rebased {
+                        w.write(r as u64, width);
+                    }
+                    out.extend_from_slice(&w.finish());
+                }
+                out
+            }
+        };
+    }
+    block_encoder!(i32_blocks, i32, u32);
+    block_encoder!(i64_blocks, i64, u64);
+
+    /// INT32 stream with 128-delta blocks.
+    pub fn i32(values: &[i32]) -> Vec<u8> {
+        i32_blocks(values, 128)
+    }
+
+    /// INT64 stream with 128-delta blocks.
+    pub fn i64(values: &[i64]) -> Vec<u8> {
+        i64_blocks(values, 128)
+    }
+
+    /// How the writer stored one float.
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    enum Kind {
+        Scaled,
+        Unscaled,
+        Raw,
+    }
+
+    /// The float wrapper header (ending with `mpn`) for `kinds`, Java `FloatEncoder` style.
+    fn header(kinds: &[Kind], mpn: u32) -> Vec<u8> {
+        let mut out = Vec::new();
+        if kinds.iter().any(|&k| k != Kind::Scaled) {
+            let has_raw = kinds.contains(&Kind::Raw);
+            uvarint(if has_raw { 0x7fff_fffe } else { 0x7fff_ffff }, &mut out);
+            uvarint(kinds.len() as u32, &mut out);
+            let bitmap = |kind: Kind| {
+                let mut bm = vec![0u8; kinds.len() / 8 + 1];
+                for (p, _) in kinds.iter().enumerate().filter(|(_, &k)| k == kind) {
+                    bm[p / 8] |= 1 << (p % 8);
+                }
+                bm
+            };
+            out.extend(bitmap(Kind::Scaled));
+            if has_raw {
+                out.extend(bitmap(Kind::Raw));
+            }
+        }
+        uvarint(mpn, &mut out);
+        out
+    }
+
+    fn scale(mpn: u32) -> f64 {
+        if mpn == 0 {
+            1.0
+        } else {
+            10f64.powf(f64::from(mpn))
+        }
+    }
+
+    /// FLOAT → (wrapper header, integers), following Java's `FloatEncoder` (NaN payloads
+    /// are kept, like the C++ writer).
+    pub fn float_wrapper_f32(values: &[f32], mpn: u32) -> (Vec<u8>, Vec<i32>) {
+        let s = scale(mpn);
+        let (kinds, ints): (Vec<Kind>, Vec<i32>) = values
+            .iter()
+            .map(|&v| {
+                let scaled = f64::from(v) * s;
+                if scaled > f64::from(i32::MAX) || scaled < f64::from(i32::MIN) {
+                    if v > i32::MAX as f32 || v < i32::MIN as f32 {
+                        (Kind::Raw, v.to_bits() as i32)
+                    } else {
+                        (Kind::Unscaled, (f64::from(v) + 0.5).floor() as i32)
+                    }
+                } else if v.is_nan() {
+                    (Kind::Raw, v.to_bits() as i32)
+                } else {
+                    (Kind::Scaled, (scaled + 0.5).floor() as i64 as i32)
+                }
+            })
+            .unzip();
+        (header(&kinds, mpn), ints)
+    }
+
+    /// DOUBLE → (wrapper header, integers), following Java's `FloatEncoder`.
+    pub fn float_wrapper_f64(values: &[f64], mpn: u32) -> (Vec<u8>, Vec<i64>) {
+        let s = scale(mpn);
+        let (kinds, ints): (Vec<Kind>, Vec<i64>) = values
+            .iter()
+            .map(|&v| {
+                let scaled = v * s;
+                if scaled > i64::MAX as f64 || scaled < i64::MIN as f64 {
+                    if v > i64::MAX as f64 || v < i64::MIN as f64 {
+                        (Kind::Raw, v.to_bits() as i64)
+                    } else {
+                        (Kind::Unscaled, (v + 0.5).floor() as i64)
+                    }
+                } else if v.is_nan() {
+                    (Kind::Raw, v.to_bits() as i64)
+                } else {
+                    (Kind::Scaled, (scaled + 0.5).floor() as i64)
+                }
+            })
+            .unzip();
+        (header(&kinds, mpn), ints)
+    }
+
+    /// FLOAT stream: wrapper with `mpn` decimal digits, then 128-delta INT32 blocks.
+    pub fn f32(values: &[f32], mpn: u32) -> Vec<u8> {
+        let (mut out, ints) = float_wrapper_f32(values, mpn);
+        out.extend(i32(&ints));
+        out
+    }
+
+    /// DOUBLE stream: wrapper with `mpn` decimal digits, then 128-delta INT64 blocks.
+    pub fn f64(values: &[f64], mpn: u32) -> Vec<u8> {
+        let (mut out, ints) = float_wrapper_f64(values, mpn);
+        out.extend(i64(&ints));
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn h(s: &str) -> Vec<u8> {
+        let s: String = s.split_whitespace().collect();
+        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+    }
+
+    fn i32s(data: &[u8], count: usize) -> Result<Vec<i32>> {
+        let mut v = Vec::new();
+        decode_i32(data, count, &mut v).map(|_| v)
+    }
+
+    fn i64s(data: &[u8], count: usize) -> Result<Vec<i64>> {
+        let mut v = Vec::new();
+        decode_i64(data, count, &mut v).map(|_| v)
+    }
+
+    fn f32s(data: &[u8], count: usize) -> Result<Vec<f32>> {
+        let mut v = Vec::new();
+        decode_f32(data, count, &mut v).map(|_| v)
+    }
+
+    fn f64s(data: &[u8], count: usize) -> Result<Vec<f64>> {
+        let mut v = Vec::new();
+        decode_f64(data, count, &mut v).map(|_| v)
+    }
+
+    fn times(data: &[u8], max: usize) -> Result<Vec<i64>> {
+        let mut v = Vec::new();
+        decode_i64_to_end(data, &mut v, max).map(|_| v)
+    }
+
+    fn detail(e: &TsFileError) -> String {
+        match e {
+            TsFileError::Corrupt { what, detail, .. } => format!("{what}: {detail}"),
+            other => panic!("expected Corrupt, got {other:?}"),
+        }
+    }
+
+    fn bits32(v: &[f32]) -> Vec<u32> {
+        v.iter().map(|x| x.to_bits()).collect()
+    }
+
+    fn bits64(v: &[f64]) -> Vec<u64> {
+        v.iter().map(|x| x.to_bits()).collect()
+    }
+
+    // ---- worked examples of the spec ----
+
+    #[test]
+    fn test_decode_i64_spec_example() {
+        let bytes = h("00000003 00000003 ffffffffffffffff 0000000000000064 9c 00");
+        assert_eq!(i64s(&bytes, 4).unwrap(), vec![100, 103, 109, 108]);
+        assert_eq!(encode::i64(&[100, 103, 109, 108]), bytes);
+    }
+
+    #[test]
+    fn test_decode_i64_to_end_spec_time_example() {
+        let bytes = h("00000004 00000000 0000000000000001 0000000000000000");
+        assert_eq!(times(&bytes, 1000).unwrap(), vec![0, 1, 2, 3, 4]);
+        assert_eq!(i64s(&bytes, 5).unwrap(), vec![0, 1, 2, 3, 4]);
+        assert_eq!(encode::i64(&[0, 1, 2, 3, 4]), bytes);
+    }
+
+    #[test]
+    fn test_decode_f32_spec_example() {
+        let bytes = h("02 00000001 00000000 0000004b 00000096");
+        assert_eq!(f32s(&bytes, 2).unwrap(), vec![1.5, 2.25]);
+        assert_eq!(encode::f32(&[1.5, 2.25], 2), bytes);
+    }
+
+    #[test]
+    fn test_decode_f64_spec_example_form3_nan() {
+        let bytes =
+            h("fe ff ff ff 07 02 01 02 02 00000001 00000000 7ff7ffffffffff6a 0000000000000096");
+        let got = f64s(&bytes, 2).unwrap();
+        assert_eq!(got[0], 1.5);
+        assert_eq!(got[1].to_bits(), 0x7ff8_0000_0000_0000);
+        assert_eq!(encode::f64(&[1.5, f64::NAN], 2), bytes);
+    }
+
+    #[test]
+    fn test_decode_f64_spec_example_form2() {
+        // The spec elides the blocks; they follow from the rules: one block, n = 1, w = 0,
+        // min_delta = 1e17 - 150, first = 150.
+        let bytes =
+            h("ff ff ff ff 07 02 01 02 00000001 00000000 016345785d89ff6a 0000000000000096");
+        assert_eq!(f64s(&bytes, 2).unwrap(), vec![1.5, 1e17]);
+        assert_eq!(encode::f64(&[1.5, 1e17], 2), bytes);
+    }
+
+    /// A FLOAT page written by the C++ writer (PyPI `tsfile` 2.5): 140 values
+    /// `i * 0.25 - 10`, except [135] = NaN, [137] = +inf, [138] = 3e7, [139] = -1.005.
+    const CPP_FLOAT_PAGE: &str = "feffffff078c01ffffffffffffffffffffffffffffffff7f0900000000000000\
+        000000000000000000800202000000800000000000000019fffffc180000000a0000002080400960000008b1\
+        7fbff6b97fbff6b97fbff6b97fbff6b97fbff6b9ff7fed7200000000ff3fed400209ba207df632bc";
+
+    /// The same values as DOUBLE, except [138] = 1e17.
+    const CPP_DOUBLE_PAGE: &str =
+        "feffffff078c01ffffffffffffffffffffffffffffffff7f0900000000000000\
+        00000000000000000080020200000080000000000000000000000019fffffffffffffc180000000a00000040\
+        800800000000096000000000000008b17ff7fffffffff6b97ff7fffffffff6b97ff7fffffffff6b97ff7ffff\
+        fffff6b97ff7fffffffff6b9ffefffffffffed720000000000000000ffe7ffffffffed40016b45785d89f6a0\
+        7e94ba87a275f63c";
+
+    #[test]
+    fn test_decode_f32_cpp_writer_page_form3() {
+        let got = f32s(&h(CPP_FLOAT_PAGE), 140).unwrap();
+        for (i, v) in got.iter().enumerate().take(135) {
+            assert_eq!(*v, i as f32 * 0.25 - 10.0, "value {i}");
+        }
+        assert_eq!(got[135].to_bits(), 0x7fc0_0000);
+        assert_eq!(got[136], 24.0);
+        assert_eq!(got[137], f32::INFINITY);
+        assert_eq!(got[138], 3e7);
+        assert_eq!(got[139], -1.0, "lossy: -1.005 is rounded to 2 decimals by the writer");
+        // Our encoder produces the same bytes.
+        let mut vals: Vec<f32> = (0..140).map(|i| i as f32 * 0.25 - 10.0).collect();
+        vals[135] = f32::NAN;
+        vals[137] = f32::INFINITY;
+        vals[138] = 3e7;
+        vals[139] = -1.005;
+        assert_eq!(encode::f32(&vals, 2), h(CPP_FLOAT_PAGE));
+    }
+
+    #[test]
+    fn test_decode_f64_cpp_writer_page_form3() {
+        let got = f64s(&h(CPP_DOUBLE_PAGE), 140).unwrap();
+        for (i, v) in got.iter().enumerate().take(135) {
+            assert_eq!(*v, i as f64 * 0.25 - 10.0, "value {i}");
+        }
+        assert!(got[135].is_nan());
+        assert_eq!(got[136], 24.0);
+        assert_eq!(got[137], f64::INFINITY);
+        assert_eq!(got[138], 1e17);
+        assert_eq!(got[139], -1.0);
+    }
+
+    // ---- integer edge cases ----
+
+    #[test]
+    fn test_decode_zero_and_one_value() {
+        assert!(i32s(&[], 0).unwrap().is_empty());
+        assert!(i64s(&[], 0).unwrap().is_empty());
+        assert!(f32s(&[], 0).unwrap().is_empty());
+        assert!(f64s(&[], 0).unwrap().is_empty());
+        assert!(times(&[], 10).unwrap().is_empty());
+        // One value: a block with n = 0.
+        let one = encode::i32(&[-7]);
+        assert_eq!(one, h("00000000 00000000 00000000 fffffff9"));
+        assert_eq!(i32s(&one, 1).unwrap(), vec![-7]);
+        assert_eq!(i64s(&encode::i64(&[i64::MIN]), 1).unwrap(), vec![i64::MIN]);
+        assert_eq!(f32s(&encode::f32(&[2.5], 2), 1).unwrap(), vec![2.5]);
+        // Empty data but values expected.
+        assert!(i32s(&[], 1).is_err());
+        assert!(f64s(&[], 1).is_err());
+    }
+
+    #[test]
+    fn test_decode_exact_block_multiples() {
+        for n in [128usize, 129, 130, 257, 258, 259, 387] {
+            let vals: Vec<i64> = (0..n as i64).map(|i| i * i * 31 - 1000 * (i % 7)).collect();
+            let bytes = encode::i64(&vals);
+            assert_eq!(i64s(&bytes, n).unwrap(), vals, "n {n}");
+            assert_eq!(times(&bytes, n).unwrap(), vals, "n {n}");
+            let v32: Vec<i32> = vals.iter().map(|&v| v as i32).collect();
+            assert_eq!(i32s(&encode::i32(&v32), n).unwrap(), v32, "n {n}");
+        }
+        // 129 values = exactly one full block; 258 = two.
+        let b = encode::i32(&(0..258).collect::<Vec<i32>>());
+        assert_eq!(b.len(), 2 * 16);
+        assert_eq!(&b[..4], &[0, 0, 0, 128]);
+    }
+
+    #[test]
+    fn test_decode_i32_extremes_and_wrapping_deltas() {
+        let vals = [i32::MIN, i32::MAX, i32::MIN, 0, -1, i32::MAX, i32::MAX, i32::MIN + 1];
+        let bytes = encode::i32(&vals);
+        // Deltas span the whole 32-bit range: width 32.
+        assert_eq!(&bytes[4..8], &[0, 0, 0, 32]);
+        assert_eq!(i32s(&bytes, vals.len()).unwrap(), vals);
+        let vals = [i64::MIN, i64::MAX, i64::MIN, 0, -1, i64::MAX, 5];
+        let bytes = encode::i64(&vals);
+        assert_eq!(&bytes[4..8], &[0, 0, 0, 64]);
+        assert_eq!(i64s(&bytes, vals.len()).unwrap(), vals);
+        assert_eq!(times(&bytes, 100).unwrap(), vals);
+    }
+
+    #[test]
+    fn test_decode_width_zero_progression_wraps() {
+        // w = 0 with a negative min_delta that wraps around.
+        let vals: Vec<i32> =
+            (0..100).map(|i: i32| i32::MAX.wrapping_add(i.wrapping_mul(-3))).collect();
+        let bytes = encode::i32(&vals);
+        assert_eq!(&bytes[4..8], &[0, 0, 0, 0]);
+        assert_eq!(i32s(&bytes, 100).unwrap(), vals);
+        let vals: Vec<i64> =
+            (0..100).map(|i: i64| i64::MIN.wrapping_add(i.wrapping_mul(i64::MAX / 3))).collect();
+        assert_eq!(i64s(&encode::i64(&vals), 100).unwrap(), vals);
+    }
+
+    #[test]
+    fn test_decode_long_block_beyond_writer_limit() {
+        // n is not limited to 128 by the format.
+        let vals: Vec<i64> = (0..1000).map(|i| i * 3 + (i % 5)).collect();
+        let bytes = encode::i64_blocks(&vals, 999);
+        assert_eq!(&bytes[..4], &999i32.to_be_bytes());
+        assert_eq!(i64s(&bytes, 1000).unwrap(), vals);
+        // And short blocks of a single delta.
+        let bytes = encode::i64_blocks(&vals, 1);
+        assert_eq!(i64s(&bytes, 1000).unwrap(), vals);
+    }
+
+    #[test]
+    fn test_decode_count_mismatch_is_error() {
+        let bytes = encode::i32(&(0..300).collect::<Vec<_>>());
+        let e = i32s(&bytes, 299).unwrap_err();
+        assert!(detail(&e).contains("holds 42 values but only 41 of 299 remain"), "{}", detail(&e));
+        let e = i32s(&bytes, 301).unwrap_err();
+        assert!(detail(&e).contains("after 300 of 301"), "{}", detail(&e));
+        assert!(i32s(&bytes, 0).is_err());
+        let f = encode::f32(&[1.0, 2.0, 3.0], 2);
+        assert!(f32s(&f, 2).is_err());
+        assert!(f32s(&f, 4).is_err());
+    }
+
+    #[test]
+    fn test_decode_bad_header_is_error() {
+        // Width above the type width.
+        let e = i32s(&h("00000001 00000021 00000000 00000000 00000000 00"), 2).unwrap_err();
+        assert!(detail(&e).contains("bit width 33"), "{}", detail(&e));
+        let ok64 = h("00000000 00000040 0000000000000000 0000000000000001");
+        assert_eq!(i64s(&ok64, 1).unwrap(), vec![1]);
+        let bad64 = h("00000000 00000041 0000000000000000 0000000000000001");
+        assert!(i64s(&bad64, 1).is_err());
+        // Negative n and negative width.
+        assert!(i32s(&h("ffffffff 00000000 00000000 00000000"), 1).is_err());
+        assert!(i32s(&h("00000000 ffffffff 00000000 00000000"), 1).is_err());
+        // Trailing garbage shorter than a header.
+        let mut b = encode::i32(&[1, 2, 3]);
+        b.push(0);
+        let e = i32s(&b, 3).unwrap_err();
+        assert!(detail(&e).contains("block at byte 16: truncated header"), "{}", detail(&e));
+    }
+
+    #[test]
+    fn test_decode_truncated_at_every_byte_is_error() {
+        let vals: Vec<i64> = (0..140).map(|i| i * 1_000_003 - (i % 3) * 77).collect();
+        let bytes = encode::i64(&vals);
+        for cut in 0..bytes.len() {
+            assert!(i64s(&bytes[..cut], vals.len()).is_err(), "cut {cut}");
+            // To the end: truncation inside a block is an error; at a block boundary the
+            // stream is simply shorter.
+            if let Ok(v) = times(&bytes[..cut], 1 << 20) {
+                assert!(v.len() < vals.len() && vals.starts_with(&v), "cut {cut}");
+            }
+        }
+        let ok_cuts: Vec<usize> =
+            (0..bytes.len()).filter(|&c| times(&bytes[..c], 1 << 20).is_ok()).collect();
+        let w = u32::from_be_bytes(bytes[4..8].try_into().unwrap()) as usize;
+        assert!(w > 0);
+        let first_block = 24 + (128 * w).div_ceil(8);
+        assert_eq!(ok_cuts, vec![0, first_block]);
+        let v32: Vec<i32> = (0..20).map(|i| i * -977).collect();
+        let b32 = encode::i32(&v32);
+        for cut in 0..b32.len() {
+            assert!(i32s(&b32[..cut], v32.len()).is_err(), "cut {cut}");
+        }
+        let f = encode::f64(&[1.5, f64::NAN, 1e17, -3.25], 2);
+        for cut in 0..f.len() {
+            assert!(f64s(&f[..cut], 4).is_err(), "cut {cut}");
+        }
+        let f = encode::f32(&[1.5, f32::INFINITY, 3e7, -3.25], 2);
+        for cut in 0..f.len() {
+            assert!(f32s(&f[..cut], 4).is_err(), "cut {cut}");
+        }
+    }
+
+    #[test]
+    fn test_decode_i64_to_end_limit_checked_before_allocating() {
+        // A 24-byte block that claims 2^31 values (n = i32::MAX, w = 0).
+        let bomb = h("7fffffff 00000000 0000000000000001 0000000000000000");
+        let mut out = Vec::new();
+        let e = decode_i64_to_end(&bomb, &mut out, 1 << 24).unwrap_err();
+        assert!(matches!(e, TsFileError::LimitExceeded { value: 0x8000_0000, .. }), "{e:?}");
+        assert!(out.is_empty());
+        assert!(out.capacity() < 1 << 20);
+        // The limit applies to the running total across blocks.
+        let bytes = encode::i64(&(0..300).collect::<Vec<_>>());
+        assert_eq!(times(&bytes, 300).unwrap().len(), 300);
+        assert!(matches!(times(&bytes, 299), Err(TsFileError::LimitExceeded { .. })));
+        assert!(matches!(times(&bytes, 257), Err(TsFileError::LimitExceeded { .. })));
+        // By count, the same bomb is a count mismatch, found before producing anything.
+        let mut out = Vec::new();
+        assert!(decode_i64(&bomb, 10, &mut out).is_err());
+        assert!(out.is_empty());
+    }
+
+    // ---- float wrapper ----
+
+    #[test]
+    fn test_decode_f32_form1_scaling_rules() {
+        // mpn 0: scale 1.
+        let b = encode::f32(&[3.0, -7.0, 12.0], 0);
+        assert_eq!(b[0], 0);
+        assert_eq!(f32s(&b, 3).unwrap(), vec![3.0, -7.0, 12.0]);
+        // Lossy: 3.125 with 2 digits reads back as 3.13 (rounded in f64, then cast).
+        assert_eq!(f32s(&encode::f32(&[3.125], 2), 1).unwrap(), vec![3.13]);
+        // -0.0 becomes 0.0.
+        assert_eq!(f32s(&encode::f32(&[-0.0], 2), 1).unwrap()[0].to_bits(), 0);
+        // A header value with the high bit set is a negative Java int: no scaling.
+        let mut b = h("80 80 80 80 08");
+        b.extend(encode::i32(&[42]));
+        assert_eq!(f32s(&b, 1).unwrap(), vec![42.0]);
+        // A huge mpn divides by infinity.
+        let mut b = h("90 03");
+        b.extend(encode::i32(&[42]));
+        assert_eq!(f32s(&b, 1).unwrap(), vec![0.0]);
+    }
+
+    #[test]
+    fn test_decode_f32_special_values_raw_bitmap() {
+        let nan_payload = f32::from_bits(0x7fa0_0001);
+        let vals =
+            [1.25, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 1e30, -1e30, nan_payload, 0.5];
+        let bytes = encode::f32(&vals, 2);
+        assert_eq!(&bytes[..5], &h("fe ff ff ff 07")[..]);
+        assert_eq!(bits32(&f32s(&bytes, vals.len()).unwrap()), bits32(&vals));
+    }
+
+    #[test]
+    fn test_decode_f64_special_values_raw_bitmap() {
+        let vals = [
+            f64::NAN,
+            -1.5,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            1e300,
+            -0.0,
+            f64::from_bits(0xfff0_0000_0000_0001),
+            1e17,
+            -1e18,
+        ];
+        let got = f64s(&encode::f64(&vals, 2), vals.len()).unwrap();
+        let mut want = vals;
+        want[5] = 0.0; // scaled: the sign of zero is lost
+        assert_eq!(bits64(&got), bits64(&want));
+    }
+
+    #[test]
+    fn test_decode_f32_form2_unscaled_values() {
+        // 3e7 * 100 overflows INT32: stored rounded, read back with divisor 1.
+        let vals = [3e7, 1.5, -2e8, 0.01];
+        let bytes = encode::f32(&vals, 2);
+        assert_eq!(&bytes[..5], &h("ff ff ff ff 07")[..]);
+        assert_eq!(bytes[5], 4); // cnt
+        assert_eq!(bytes[6], 0b1010); // scaled bitmap: positions 1 and 3
+        assert_eq!(f32s(&bytes, 4).unwrap(), vals);
+    }
+
+    #[test]
+    fn test_decode_float_bitmaps_span_blocks() {
+        // Page positions, not block positions, index the bitmaps.
+        let mut vals: Vec<f64> = (0..300).map(|i| i as f64 / 4.0).collect();
+        for p in [0usize, 128, 129, 200, 257, 258, 299] {
+            vals[p] = if p % 2 == 0 { f64::NAN } else { 1e17 + p as f64 * 256.0 };
+        }
+        let got = f64s(&encode::f64(&vals, 2), 300).unwrap();
+        assert_eq!(bits64(&got), bits64(&vals));
+        // Exactly 8 values: the bitmaps still have cnt/8 + 1 = 2 bytes.
+        let v8 = [f32::NAN, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0];
+        let b = encode::f32(&v8, 2);
+        assert_eq!(b.len(), 5 + 1 + 2 + 2 + 1 + 16 + (7 * 32usize).div_ceil(8));
+        assert_eq!(bits32(&f32s(&b, 8).unwrap()), bits32(&v8));
+    }
+
+    #[test]
+    fn test_decode_float_header_errors() {
+        // cnt disagrees with the page's value count.
+        let b = encode::f64(&[f64::NAN, 1.0], 2);
+        let e = f64s(&b, 3).unwrap_err();
+        assert!(detail(&e).contains("declares 2 values"), "{}", detail(&e));
+        // Truncated bitmaps / tag.
+        assert!(f64s(&b[..7], 2).is_err());
+        assert!(f64s(&h("ff ff"), 1).is_err());
+        // Header only, no blocks.
+        assert!(f32s(&h("02"), 1).is_err());
+        assert_eq!(f32s(&h("02"), 0).unwrap(), Vec::<f32>::new());
+    }
+
+    proptest! {
+        #[test]
+        fn test_decode_i32_round_trip(vals in proptest::collection::vec(any::<i32>(), 0..400), block in 1usize..200) {
+            prop_assert_eq!(i32s(&encode::i32_blocks(&vals, block), vals.len()).unwrap(), vals);
+        }
+
+        #[test]
+        fn test_decode_i64_round_trip(vals in proptest::collection::vec(any::<i64>(), 0..400), block in 1usize..200) {
+            let b = encode::i64_blocks(&vals, block);
+            prop_assert_eq!(&i64s(&b, vals.len()).unwrap(), &vals);
+            prop_assert_eq!(times(&b, vals.len()).unwrap(), vals);
+        }
+
+        #[test]
+        fn test_decode_i64_small_deltas_round_trip(
+            start in any::<i64>(), steps in proptest::collection::vec(-1000i64..1000, 0..600)
+        ) {
+            let mut v = start;
+            let vals: Vec<i64> = std::iter::once(start).chain(steps.iter().map(|s| { v = v.wrapping_add(*s); v })).collect();
+            prop_assert_eq!(i64s(&encode::i64(&vals), vals.len()).unwrap(), vals);
+        }
+
+        #[test]
+        fn test_decode_f64_round_trip(ks in proptest::collection::vec(-10_000_000_000i64..10_000_000_000, 0..300)) {
+            // Values with two decimals survive the scaling exactly.
+            let vals: Vec<f64> = ks.iter().map(|&k| k as f64 / 100.0).collect();
+            prop_assert_eq!(f64s(&encode::f64(&vals, 2), vals.len()).unwrap(), vals);
+        }
+
+        #[test]
+        fn test_decode_f32_round_trip(ks in proptest::collection::vec(-1_000_000i32..1_000_000, 0..300)) {
+            let vals: Vec<f32> = ks.iter().map(|&k| (f64::from(k) / 100.0) as f32).collect();
+            prop_assert_eq!(f32s(&encode::f32(&vals, 2), vals.len()).unwrap(), vals);
+        }
+
+        #[test]
+        fn test_decode_f32_any_bits_survive_when_raw(bits in proptest::collection::vec(any::<u32>(), 1..100)) {
+            // Values that are NaN or beyond the INT32 range are stored as raw bits; others
+            // are rounded to 2 decimals.
+            let vals: Vec<f32> = bits.iter().map(|&b| f32::from_bits(b)).collect();
+            let got = f32s(&encode::f32(&vals, 2), vals.len()).unwrap();
+            for (g, v) in got.iter().zip(&vals) {
+                if v.is_nan() || v.abs() > 2.2e9 {
+                    prop_assert_eq!(g.to_bits(), v.to_bits());
+                } else {
+                    prop_assert!((g - v).abs() <= 0.0051 + v.abs() * 1e-6, "{} vs {}", g, v);
+                }
+            }
+        }
+
+        #[test]
+        fn test_decode_never_panics_on_garbage(
+            data in proptest::collection::vec(any::<u8>(), 0..120), count in 0usize..300
+        ) {
+            let _ = i32s(&data, count);
+            let _ = i64s(&data, count);
+            let _ = f32s(&data, count);
+            let _ = f64s(&data, count);
+            let _ = times(&data, 1 << 16);
+        }
+    }
 }
