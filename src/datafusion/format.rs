@@ -305,3 +305,30 @@ impl fmt::Display for TsFileFormat {
         write!(f, "TsFileFormat")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_schema::DataType;
+
+    fn schema(cols: &[(&str, DataType)]) -> SchemaRef {
+        Arc::new(Schema::new(cols.iter().map(|(n, t)| Field::new(*n, t.clone(), true)).collect::<Vec<_>>()))
+    }
+
+    #[test]
+    fn test_merge_schemas_union_by_name() {
+        let a = schema(&[("time", DataType::Int64), ("x", DataType::Int32)]);
+        let b = schema(&[("time", DataType::Int64), ("y", DataType::Utf8), ("x", DataType::Int32)]);
+        let m = merge_schemas(&[(a, "a.tsfile".into()), (b, "b.tsfile".into())]).unwrap();
+        let names: Vec<&str> = m.fields().iter().map(|f| f.name().as_str()).collect();
+        assert_eq!(names, vec!["time", "x", "y"]);
+    }
+
+    #[test]
+    fn test_merge_schemas_type_conflict_names_both_files() {
+        let a = schema(&[("time", DataType::Int64), ("x", DataType::Int32)]);
+        let b = schema(&[("time", DataType::Int64), ("x", DataType::Int64)]);
+        let e = merge_schemas(&[(a, "a.tsfile".into()), (b, "b.tsfile".into())]).unwrap_err().to_string();
+        assert!(e.contains("'x'") && e.contains("a.tsfile") && e.contains("b.tsfile"), "{e}");
+    }
+}

@@ -112,7 +112,7 @@ mod tests {
 
     #[test]
     fn test_split_nonaligned() {
-        let p = [0x04, 1, 2, 9];
+        let p = [0x02, 1, 2, 9];
         let (t, v) = split_nonaligned(&p).unwrap();
         assert_eq!(t, &[1, 2]);
         assert_eq!(v, &[9]);
