@@ -157,14 +157,7 @@ fn decode_block(
             // A decimal of magnitude 0 can only come from a NaN (the writer codes 0.0 with the
             // XOR path): it reads back as 0.0, but the writer's XOR reference is the canonical
             // NaN, so use that to keep the following XOR-coded values (e.g. ±inf) intact.
-            (
-                value,
-                if abs == 0.0 {
-                    CANONICAL_NAN
-                } else {
-                    canonical_bits(value)
-                },
-            )
+            (value, if abs == 0.0 { CANONICAL_NAN } else { canonical_bits(value) })
         } else {
             let bits = read_xor(&mut r, prev_bits, &mut window, vstart, at)?;
             let value = f64::from_bits(if sign { bits ^ SIGN } else { bits });
@@ -250,11 +243,7 @@ fn read_decimal(
     // Java Math.round: floor(x + 0.5) cast to long (saturating, NaN -> 0).
     let dec = (frac * p + 0.5).floor() as i64 as f64;
     let ip = *int_prev as f64;
-    Ok(if *int_prev >= 0 {
-        (ip * p + dec) / p
-    } else {
-        -(ip * p + dec) / p
-    })
+    Ok(if *int_prev >= 0 { (ip * p + dec) / p } else { -(ip * p + dec) / p })
 }
 
 /// A type-0 (XOR) bit pattern of `|value|`.
@@ -448,18 +437,8 @@ mod tests {
     use super::encode::*;
     use super::*;
     use crate::encoding::bits::BitWriter;
+    use crate::encoding::test_util::hex;
     use proptest::prelude::*;
-
-    fn hex(s: &str) -> Vec<u8> {
-        let s: String = s
-            .chars()
-            .filter(|c| !c.is_whitespace() && *c != '|')
-            .collect();
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    }
 
     fn dec(data: &[u8], n: usize) -> Result<Vec<u64>> {
         let mut v = Vec::new();
@@ -514,28 +493,18 @@ mod tests {
         want[1] = 0.0f64.to_bits();
         want[9] = 0.0f64.to_bits();
         assert_eq!(dec(&data, vals.len()).unwrap(), want);
-        let data = encode_f64(&[
-            1.0,
-            f64::NAN,
-            f64::INFINITY,
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-        ]);
+        let data = encode_f64(&[1.0, f64::NAN, f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY]);
         let want = bits(&[1.0, 0.0, f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY]);
         assert_eq!(dec(&data, 5).unwrap(), want);
         // A NaN first value is raw bits: kept.
         let data = encode_f64(&[f64::from_bits(0x7ff0_0000_dead_beef), 1.0]);
-        assert_eq!(
-            dec(&data, 2).unwrap(),
-            vec![0x7ff0_0000_dead_beef, 1.0f64.to_bits()]
-        );
+        assert_eq!(dec(&data, 2).unwrap(), vec![0x7ff0_0000_dead_beef, 1.0f64.to_bits()]);
     }
 
     #[test]
     fn test_decode_f64_negative_and_decimal_values() {
-        let mut vals: Vec<f64> = (-300..300)
-            .map(|i| i as f64 / 8.0 + (i % 7) as f64 / 100.0)
-            .collect();
+        let mut vals: Vec<f64> =
+            (-300..300).map(|i| i as f64 / 8.0 + (i % 7) as f64 / 100.0).collect();
         vals.extend(std::iter::repeat_n(-0.5, 200));
         vals.extend(std::iter::repeat_n(1e-300, 200));
         let data = encode_f64(&vals);
@@ -586,10 +555,7 @@ mod tests {
             w.write(0, 8);
         });
         let err = dec(&data, 2).unwrap_err().to_string();
-        assert!(
-            err.contains("CAMEL DOUBLE stream") && err.contains("decimal count"),
-            "{err}"
-        );
+        assert!(err.contains("CAMEL DOUBLE stream") && err.contains("decimal count"), "{err}");
         // Varlong of 11 groups.
         let data = block(|w| {
             w.write(1.0f64.to_bits(), 64);

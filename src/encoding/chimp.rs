@@ -36,14 +36,9 @@ pub fn decode_i64(data: &[u8], count: usize, out: &mut Vec<i64>) -> Result<()> {
 
 /// Decode `count` CHIMP-encoded FLOAT values (IEEE bits), appending them to `out`.
 pub fn decode_f32(data: &[u8], count: usize, out: &mut Vec<f32>) -> Result<()> {
-    decode_words::<32, 64, _, _>(
-        data,
-        count,
-        out,
-        MARKER_32_FLOAT,
-        "CHIMP FLOAT stream",
-        |w| f32::from_bits(w as u32),
-    )
+    decode_words::<32, 64, _, _>(data, count, out, MARKER_32_FLOAT, "CHIMP FLOAT stream", |w| {
+        f32::from_bits(w as u32)
+    })
 }
 
 /// Decode `count` CHIMP-encoded DOUBLE values (IEEE bits), appending them to `out`.
@@ -113,13 +108,7 @@ fn decode_inner<const W: u32, const P: usize, T, F: Fn(u64) -> T>(
     out.reserve(count.min(data.len()));
     let mut r = BitReader::new(data);
     let first = r.read(W)?;
-    let mut st = State::<P> {
-        ring: [0; P],
-        cur: 0,
-        filled: 1,
-        stored_lz: NO_LZ,
-        prev: first,
-    };
+    let mut st = State::<P> { ring: [0; P], cur: 0, filled: 1, stored_lz: NO_LZ, prev: first };
     if let Some(slot) = st.ring.first_mut() {
         *slot = first;
     }
@@ -257,11 +246,7 @@ pub mod encode {
     /// Encode `width`-bit words (32 or 64) followed by `marker` with the C++ flush; also
     /// returns the number of meaningful bits (before padding and the optional extra byte).
     pub fn encode_words(width: u32, words: &[u64], marker: u64) -> (Vec<u8>, usize) {
-        let (p, log2p, threshold) = if width == 32 {
-            (64usize, 6u32, 11u32)
-        } else {
-            (128, 7, 13)
-        };
+        let (p, log2p, threshold) = if width == 32 { (64usize, 6u32, 11u32) } else { (128, 7, 13) };
         let sw: u32 = if width == 32 { 5 } else { 6 };
         let key_mask: u64 = (1u64 << (threshold + 1)) - 1;
         let mut w = BitWriter::new();
@@ -356,15 +341,8 @@ mod tests {
     use super::encode::*;
     use super::*;
     use crate::encoding::bits::BitWriter;
+    use crate::encoding::test_util::hex;
     use proptest::prelude::*;
-
-    fn hex(s: &str) -> Vec<u8> {
-        let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    }
 
     fn dec_i32(data: &[u8], n: usize) -> Result<Vec<i32>> {
         let mut v = Vec::new();
@@ -484,13 +462,7 @@ mod tests {
         w.write(0, 3);
         w.write(0x8001_0006, 32);
         let data = w.finish();
-        let want = vec![
-            0x0001_0000,
-            0x0001_0005,
-            0x0001_0006,
-            0x4001_0000,
-            0x0001_0006,
-        ];
+        let want = vec![0x0001_0000, 0x0001_0005, 0x0001_0006, 0x4001_0000, 0x0001_0006];
         assert_eq!(dec_i32(&data, 5).unwrap(), want);
         // The writer reaches the marker through case 01 instead (ring slot 3 shares its
         // hash key); its stream decodes to the same values.
@@ -505,10 +477,7 @@ mod tests {
         w.write(5, 6); // only slot 0 is filled
         w.write(0, 30);
         let err = dec_i32(&w.finish(), 2).unwrap_err().to_string();
-        assert!(
-            err.contains("CHIMP INT32 stream") && err.contains("ring index 5"),
-            "{err}"
-        );
+        assert!(err.contains("CHIMP INT32 stream") && err.contains("ring index 5"), "{err}");
     }
 
     #[test]

@@ -25,39 +25,22 @@ pub(crate) const MARKER_64_FLOAT: u64 = 0x7ff8_0000_0000_0000;
 
 /// Decode `count` GORILLA-encoded INT32/DATE values, appending them to `out`.
 pub fn decode_i32(data: &[u8], count: usize, out: &mut Vec<i32>) -> Result<()> {
-    decode_words::<32, _, _>(
-        data,
-        count,
-        out,
-        MARKER_32_INT,
-        "GORILLA INT32 stream",
-        |w| w as u32 as i32,
-    )
+    decode_words::<32, _, _>(data, count, out, MARKER_32_INT, "GORILLA INT32 stream", |w| {
+        w as u32 as i32
+    })
 }
 
 /// Decode `count` GORILLA-encoded INT64/TIMESTAMP values, appending them to `out`.
 pub fn decode_i64(data: &[u8], count: usize, out: &mut Vec<i64>) -> Result<()> {
-    decode_words::<64, _, _>(
-        data,
-        count,
-        out,
-        MARKER_64_INT,
-        "GORILLA INT64 stream",
-        |w| w as i64,
-    )
+    decode_words::<64, _, _>(data, count, out, MARKER_64_INT, "GORILLA INT64 stream", |w| w as i64)
 }
 
 /// Decode `count` GORILLA-encoded FLOAT values (IEEE bits, NaN payloads kept), appending
 /// them to `out`.
 pub fn decode_f32(data: &[u8], count: usize, out: &mut Vec<f32>) -> Result<()> {
-    decode_words::<32, _, _>(
-        data,
-        count,
-        out,
-        MARKER_32_FLOAT,
-        "GORILLA FLOAT stream",
-        |w| f32::from_bits(w as u32),
-    )
+    decode_words::<32, _, _>(data, count, out, MARKER_32_FLOAT, "GORILLA FLOAT stream", |w| {
+        f32::from_bits(w as u32)
+    })
 }
 
 /// Decode `count` GORILLA-encoded DOUBLE values (IEEE bits, NaN payloads kept), appending
@@ -78,15 +61,9 @@ pub fn decode_f64(data: &[u8], count: usize, out: &mut Vec<f64>) -> Result<()> {
 #[cold]
 pub(crate) fn retag(e: TsFileError, what: &str) -> TsFileError {
     match e {
-        TsFileError::Corrupt {
-            what: w,
-            offset,
-            detail,
-        } if w == "bit stream" => TsFileError::Corrupt {
-            what: what.to_string(),
-            offset,
-            detail,
-        },
+        TsFileError::Corrupt { what: w, offset, detail } if w == "bit stream" => {
+            TsFileError::Corrupt { what: what.to_string(), offset, detail }
+        }
         other => other,
     }
 }
@@ -208,11 +185,7 @@ fn next_word<const W: u32>(
         if sig == 0 {
             return Err(no_window(what, p));
         }
-        let x = if sig <= 55 {
-            (w << 2) >> (64 - sig)
-        } else {
-            take(data, p + 2, sig)
-        };
+        let x = if sig <= 55 { (w << 2) >> (64 - sig) } else { take(data, p + 2, sig) };
         *pos = p + 2 + sig as usize;
         return Ok(prev ^ (x << tz));
     }
@@ -298,10 +271,7 @@ fn no_window(what: &str, pos: usize) -> TsFileError {
     TsFileError::corrupt(
         what,
         None,
-        format!(
-            "control '10' at bit {} reuses an XOR window but none is stored",
-            pos - 2
-        ),
+        format!("control '10' at bit {} reuses an XOR window but none is stored", pos - 2),
     )
 }
 
@@ -405,15 +375,8 @@ mod tests {
     use super::encode::*;
     use super::*;
     use crate::encoding::bits::BitWriter;
+    use crate::encoding::test_util::hex;
     use proptest::prelude::*;
-
-    fn hex(s: &str) -> Vec<u8> {
-        let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    }
 
     fn dec_i32(data: &[u8], n: usize) -> Result<Vec<i32>> {
         let mut v = Vec::new();
@@ -463,10 +426,7 @@ mod tests {
     fn test_decode_f64_spec_example() {
         let data = hex("3ff0000000000000 60 95 ff f0 8a ff e0");
         let got = dec_f64(&data, 3).unwrap();
-        assert_eq!(
-            got,
-            vec![1.0f64.to_bits(), 1.0f64.to_bits(), 2.0f64.to_bits()]
-        );
+        assert_eq!(got, vec![1.0f64.to_bits(), 1.0f64.to_bits(), 2.0f64.to_bits()]);
         assert_eq!(encode_f64(&[1.0, 1.0, 2.0]), data);
     }
 

@@ -59,10 +59,7 @@ fn decode_inner<const W: u32, T, F: Fn(u64) -> T>(
         return Err(TsFileError::corrupt(
             what,
             None,
-            format!(
-                "first value needs {nbytes} bytes at byte 0, {} available",
-                data.len()
-            ),
+            format!("first value needs {nbytes} bytes at byte 0, {} available", data.len()),
         ));
     };
     let mut le = [0u8; 8];
@@ -198,15 +195,8 @@ mod tests {
     use super::encode::*;
     use super::*;
     use crate::encoding::bits::BitWriter;
+    use crate::encoding::test_util::hex;
     use proptest::prelude::*;
-
-    fn hex(s: &str) -> Vec<u8> {
-        let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    }
 
     fn dec_f32(data: &[u8], n: usize) -> Result<Vec<u32>> {
         let mut v = Vec::new();
@@ -220,10 +210,7 @@ mod tests {
     #[test]
     fn test_decode_f32_spec_example() {
         let data = hex("00 00 80 3f | 61 23 ff 11 1f e0".replace('|', "").as_str());
-        assert_eq!(
-            dec_f32(&data, 3).unwrap(),
-            vec![0x3f80_0000, 0x3f80_0000, 0x4000_0000]
-        );
+        assert_eq!(dec_f32(&data, 3).unwrap(), vec![0x3f80_0000, 0x3f80_0000, 0x4000_0000]);
         assert_eq!(encode_f32(&[1.0, 1.0, 2.0]), data);
     }
 
@@ -246,15 +233,8 @@ mod tests {
 
     #[test]
     fn test_decode_f64_nan_data_zero_and_one_value() {
-        let mut vals = vec![
-            f64::NAN,
-            1.5,
-            f64::NAN,
-            f64::NAN,
-            -0.0,
-            f64::INFINITY,
-            f64::from_bits(3),
-        ];
+        let mut vals =
+            vec![f64::NAN, 1.5, f64::NAN, f64::NAN, -0.0, f64::INFINITY, f64::from_bits(3)];
         vals.extend(std::iter::repeat_n(-7.25, 500));
         let data = encode_f64(&vals);
         let want: Vec<u64> = vals.iter().map(|v| v.to_bits()).collect();
@@ -293,10 +273,7 @@ mod tests {
         let mut data = 0u32.to_le_bytes().to_vec();
         data.extend([0b1000_0000, 0, 0, 0, 0]);
         let err = dec_f32(&data, 2).unwrap_err().to_string();
-        assert!(
-            err.contains("GORILLA_V1 FLOAT stream") && err.contains("window"),
-            "{err}"
-        );
+        assert!(err.contains("GORILLA_V1 FLOAT stream") && err.contains("window"), "{err}");
         // Missing NaN marker (stream ends with a repeat).
         let mut data = 1.0f32.to_bits().to_le_bytes().to_vec();
         data.push(0);

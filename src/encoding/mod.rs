@@ -33,6 +33,8 @@ pub mod regular;
 pub mod rlbe;
 pub mod rle;
 pub mod sprintz;
+#[cfg(test)]
+mod test_util;
 pub mod ts2diff;
 pub mod zigzag;
 

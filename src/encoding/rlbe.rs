@@ -26,9 +26,7 @@ pub fn decode_i64(data: &[u8], count: usize, out: &mut Vec<i64>) -> Result<()> {
 /// Decode `count` RLBE-encoded FLOAT values (integer deltas on the IEEE bits), appending them
 /// to `out`.
 pub fn decode_f32(data: &[u8], count: usize, out: &mut Vec<f32>) -> Result<()> {
-    decode_words::<32, _, _>(data, count, out, "RLBE FLOAT stream", |w| {
-        f32::from_bits(w as u32)
-    })
+    decode_words::<32, _, _>(data, count, out, "RLBE FLOAT stream", |w| f32::from_bits(w as u32))
 }
 
 /// Decode `count` RLBE-encoded DOUBLE values (integer deltas on the IEEE bits), appending them
@@ -222,11 +220,7 @@ pub mod encode {
                 w.write(u64::from(len), code_bits);
                 write_fibonacci(&mut w, j - i);
                 for &d in &deltas[i..j] {
-                    let d = if len == width {
-                        d & !(1u64 << (width - 1))
-                    } else {
-                        d
-                    };
+                    let d = if len == width { d & !(1u64 << (width - 1)) } else { d };
                     w.write(d, len);
                 }
                 i = j;
@@ -273,15 +267,8 @@ mod tests {
     use super::encode::*;
     use super::*;
     use crate::encoding::bits::BitWriter;
+    use crate::encoding::test_util::hex;
     use proptest::prelude::*;
-
-    fn hex(s: &str) -> Vec<u8> {
-        let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    }
 
     fn dec_i32(data: &[u8], n: usize) -> Result<Vec<i32>> {
         let mut v = Vec::new();
@@ -310,13 +297,7 @@ mod tests {
     #[test]
     fn test_decode_i32_fibonacci_codes() {
         // 1 -> 11, 2 -> 011, 3 -> 0011, 4 -> 1011; run of 4 one-bit zeros.
-        for (n, code) in [
-            (1usize, "11"),
-            (2, "011"),
-            (3, "0011"),
-            (4, "1011"),
-            (12, "101011"),
-        ] {
+        for (n, code) in [(1usize, "11"), (2, "011"), (3, "0011"), (4, "1011"), (12, "101011")] {
             let mut w = BitWriter::new();
             w.write(n as u64, 32);
             w.write(1, 6); // len 1
@@ -338,13 +319,7 @@ mod tests {
     #[test]
     fn test_decode_f64_multiple_blocks_and_runs() {
         let mut vals: Vec<f64> = (0..25_000).map(|i| (i / 7) as f64 * 0.5).collect();
-        vals.extend([
-            f64::NAN,
-            -0.0,
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-            f64::from_bits(1),
-        ]);
+        vals.extend([f64::NAN, -0.0, f64::INFINITY, f64::NEG_INFINITY, f64::from_bits(1)]);
         let data = encode_f64(&vals);
         let want: Vec<u64> = vals.iter().map(|v| v.to_bits()).collect();
         assert_eq!(dec_f64(&data, vals.len()).unwrap(), want);
@@ -385,10 +360,7 @@ mod tests {
             w.finish()
         };
         let err = dec_i32(&block(0, "11", 1), 1).unwrap_err().to_string();
-        assert!(
-            err.contains("RLBE INT32 stream") && err.contains("bit length 0"),
-            "{err}"
-        );
+        assert!(err.contains("RLBE INT32 stream") && err.contains("bit length 0"), "{err}");
         assert!(dec_i32(&block(33, "11", 1), 1).is_err());
         assert!(dec_i64(&block(0, "11", 1), 1).is_err());
         // Run of 4 in a block of 3.

@@ -84,16 +84,10 @@ fn first_be(data: &[u8], pos: usize, n: usize, what: &str) -> Result<(u64, usize
     let Some(b) = data.get(pos..pos.saturating_add(n)) else {
         return Err(corrupt(
             what,
-            format!(
-                "first value at byte {pos} needs {n} bytes, {} available",
-                data.len() - pos
-            ),
+            format!("first value at byte {pos} needs {n} bytes, {} available", data.len() - pos),
         ));
     };
-    Ok((
-        b.iter().fold(0u64, |v, &x| (v << 8) | u64::from(x)),
-        pos + n,
-    ))
+    Ok((b.iter().fold(0u64, |v, &x| (v << 8) | u64::from(x)), pos + n))
 }
 
 struct I32;
@@ -122,10 +116,7 @@ impl Flavor for I32 {
                 return Ok((v, pos + i + 1));
             }
         }
-        Err(corrupt(
-            Self::WHAT,
-            format!("UVarInt first value at byte {pos} exceeds 32 bits"),
-        ))
+        Err(corrupt(Self::WHAT, format!("UVarInt first value at byte {pos} exceeds 32 bits")))
     }
     fn block(
         first: u64,
@@ -241,10 +232,9 @@ fn decode<F: Flavor>(
             }
             let rest = data.get(pos..).unwrap_or(&[]);
             return F::tail(rest, n, out).map_err(|e| match e {
-                e @ TsFileError::Corrupt { .. } => corrupt(
-                    F::WHAT,
-                    format!("tail at byte {pos} (offsets relative to it): {e}"),
-                ),
+                e @ TsFileError::Corrupt { .. } => {
+                    corrupt(F::WHAT, format!("tail at byte {pos} (offsets relative to it): {e}"))
+                }
                 other => other,
             });
         }
@@ -323,9 +313,7 @@ fn block32<T>(
     for _ in 0..8 {
         let e = unmap32(r.read(w)? as u32);
         let alpha = acc >> 2;
-        let v = prev
-            .wrapping_add(alpha.wrapping_mul(delta) >> 8)
-            .wrapping_add(e);
+        let v = prev.wrapping_add(alpha.wrapping_mul(delta) >> 8).wrapping_add(e);
         acc = acc.wrapping_sub(if e > 0 { delta.wrapping_neg() } else { delta });
         delta = v.wrapping_sub(prev);
         prev = v;
@@ -417,11 +405,8 @@ pub mod encode {
             acc = acc.wrapping_sub(if err > 0 { delta.wrapping_neg() } else { delta });
             delta = v.wrapping_sub(prev);
             prev = v;
-            let m = if err <= 0 {
-                err.wrapping_mul(-2)
-            } else {
-                err.wrapping_mul(2).wrapping_sub(1)
-            };
+            let m =
+                if err <= 0 { err.wrapping_mul(-2) } else { err.wrapping_mul(2).wrapping_sub(1) };
             codes.push(u64::from(m as u32));
         }
         (codes, ok)
@@ -447,11 +432,8 @@ pub mod encode {
                 as i32;
             delta = v.wrapping_sub(prev);
             prev = v;
-            let m = if err <= 0 {
-                err.wrapping_mul(-2)
-            } else {
-                err.wrapping_mul(2).wrapping_sub(1)
-            };
+            let m =
+                if err <= 0 { err.wrapping_mul(-2) } else { err.wrapping_mul(2).wrapping_sub(1) };
             codes.push(m as u64);
         }
         (codes, ok)
@@ -546,21 +528,11 @@ pub mod encode {
 mod tests {
     use super::encode::*;
     use super::*;
+    use crate::encoding::test_util::hex;
     use proptest::prelude::*;
 
     const EXACT: SprintzProduct = SprintzProduct::Exact128;
     const WRAP: SprintzProduct = SprintzProduct::Wrapping64;
-
-    fn hex(s: &str) -> Vec<u8> {
-        let s: String = s
-            .chars()
-            .filter(|c| !c.is_whitespace() && *c != '|')
-            .collect();
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    }
 
     fn dec_i32(data: &[u8], n: usize) -> Result<Vec<i32>> {
         let mut v = Vec::new();
@@ -590,10 +562,7 @@ mod tests {
     #[test]
     fn test_decode_f64_spec_example_tail_only() {
         let data = hex("82 | 3ff0000000000000 c1 2b ff e1 15 ff c0");
-        assert_eq!(
-            dec_f64(&data, 2, EXACT).unwrap(),
-            vec![1.0f64.to_bits(), 2.0f64.to_bits()]
-        );
+        assert_eq!(dec_f64(&data, 2, EXACT).unwrap(), vec![1.0f64.to_bits(), 2.0f64.to_bits()]);
         assert_eq!(encode_f64(&[1.0, 2.0], EXACT), (data, true));
     }
 
@@ -641,17 +610,8 @@ mod tests {
     #[test]
     fn test_decode_i32_unsigned_residual_unmapping() {
         // Deltas of about 2^30..2^31: residual codes >= 2^31, where a signed un-mapping breaks.
-        let vals: Vec<i32> = vec![
-            0,
-            0x7000_0000,
-            -0x7000_0000,
-            0x4000_0001,
-            -5,
-            0x5fff_ffff,
-            3,
-            -0x6000_0000,
-            9,
-        ];
+        let vals: Vec<i32> =
+            vec![0, 0x7000_0000, -0x7000_0000, 0x4000_0001, -5, 0x5fff_ffff, 3, -0x6000_0000, 9];
         let (data, ok) = encode_i32(&vals);
         assert!(ok);
         assert_eq!(data[0], 32);
@@ -677,10 +637,7 @@ mod tests {
         let (exact, ok1) = encode_i64(&vals, EXACT);
         let (wrap, ok2) = encode_i64(&vals, WRAP);
         assert!(ok1 && ok2);
-        assert_ne!(
-            exact, wrap,
-            "the two writers must produce different residuals"
-        );
+        assert_ne!(exact, wrap, "the two writers must produce different residuals");
         assert_eq!(dec_i64(&exact, 9, EXACT).unwrap(), vals);
         assert_eq!(dec_i64(&wrap, 9, WRAP).unwrap(), vals);
         assert_ne!(dec_i64(&exact, 9, WRAP).unwrap(), vals);
@@ -695,9 +652,8 @@ mod tests {
     fn test_decode_f64_product_modes_differ() {
         // Doubles whose bit patterns grow by a large constant step (as in the INT64 case).
         let d: u64 = (1 << 40) + (1 << 30) + 12_345;
-        let vals: Vec<f64> = (0..9)
-            .map(|i| f64::from_bits(0x4000_0000_0000_0000 + i * d))
-            .collect();
+        let vals: Vec<f64> =
+            (0..9).map(|i| f64::from_bits(0x4000_0000_0000_0000 + i * d)).collect();
         let (exact, ok1) = encode_f64(&vals, EXACT);
         let (wrap, ok2) = encode_f64(&vals, WRAP);
         assert!(ok1 && ok2);
@@ -755,36 +711,13 @@ mod tests {
             let want: Vec<u64> = vals.iter().map(|v| v.to_bits()).collect();
             assert_eq!(dec_f64(&data, vals.len(), p).unwrap(), want);
         }
-        let ints = [
-            7i64,
-            i64::MIN,
-            i64::MIN,
-            9,
-            i64::MIN + 1,
-            3,
-            i64::MAX,
-            0,
-            1,
-            i64::MIN,
-            4,
-        ];
+        let ints = [7i64, i64::MIN, i64::MIN, 9, i64::MIN + 1, 3, i64::MAX, 0, 1, i64::MIN, 4];
         for p in [EXACT, WRAP] {
             let (data, ok) = encode_i64(&ints, p);
             assert!(ok);
             assert_eq!(dec_i64(&data, ints.len(), p).unwrap(), ints);
         }
-        let ints32 = [
-            7i32,
-            i32::MIN,
-            i32::MIN,
-            9,
-            i32::MIN + 1,
-            3,
-            i32::MAX,
-            0,
-            1,
-            i32::MIN,
-        ];
+        let ints32 = [7i32, i32::MIN, i32::MIN, 9, i32::MIN + 1, 3, i32::MAX, 0, 1, i32::MIN];
         let (data, ok) = encode_i32(&ints32);
         assert!(ok);
         assert_eq!(dec_i32(&data, ints32.len()).unwrap(), ints32);
@@ -802,10 +735,7 @@ mod tests {
         let (data, ok) = encode_f32(&vals);
         assert!(ok);
         assert_eq!(data.len(), 40 * (1 + 4 + 1));
-        assert_eq!(
-            dec_f32(&data, vals.len()).unwrap(),
-            vec![2.5f32.to_bits(); 360]
-        );
+        assert_eq!(dec_f32(&data, vals.len()).unwrap(), vec![2.5f32.to_bits(); 360]);
     }
 
     #[test]
@@ -826,10 +756,7 @@ mod tests {
         let vals: Vec<i32> = (0..25).map(|i| i * 7 - 30).collect();
         let (data, _) = encode_i32(&vals);
         for len in 0..data.len() {
-            assert!(
-                dec_i32(&data[..len], vals.len()).is_err(),
-                "i32 prefix {len}"
-            );
+            assert!(dec_i32(&data[..len], vals.len()).is_err(), "i32 prefix {len}");
         }
         let vals: Vec<f64> = (0..25).map(|i| i as f64 * 3.0 + 1.0).collect();
         let (data, _) = encode_f64(&vals, EXACT);
@@ -843,10 +770,7 @@ mod tests {
             l
         };
         for len in 0..ok_len {
-            assert!(
-                dec_f64(&data[..len], vals.len(), EXACT).is_err(),
-                "f64 prefix {len}"
-            );
+            assert!(dec_f64(&data[..len], vals.len(), EXACT).is_err(), "f64 prefix {len}");
         }
     }
 
@@ -854,10 +778,7 @@ mod tests {
     fn test_decode_invalid_fields() {
         // Width above W.
         let err = dec_i32(&hex("21 00 00"), 9).unwrap_err().to_string();
-        assert!(
-            err.contains("SPRINTZ INT32 stream") && err.contains("width 33"),
-            "{err}"
-        );
+        assert!(err.contains("SPRINTZ INT32 stream") && err.contains("width 33"), "{err}");
         let mut d = vec![65u8];
         d.extend([0; 80]);
         assert!(dec_i64(&d, 9, EXACT).is_err());
