@@ -314,8 +314,8 @@ impl TsFile {
 }
 
 /// Read the footer's encryption properties and header: `Some(description)` if values are
-/// encrypted.
-fn encryption_status<S: ByteSource>(reader: &FileReader<S>) -> Result<Option<String>> {
+/// encrypted (reading them needs a key this reader does not have yet).
+pub fn encryption_status<S: ByteSource>(reader: &FileReader<S>) -> Result<Option<String>> {
     if let Some(h) = reader.encryption_header() {
         return Ok(Some(format!("Page-AEAD encrypted (provider '{}', profile '{}')", h.provider_id, h.profile_id)));
     }

@@ -81,6 +81,11 @@ impl FileOpener for TsFileOpener {
                 return Ok(futures::stream::empty().boxed());
             }
             let tmeta = meta.table(&table).map_err(|e| df_err(e.in_file(&location)))?;
+            // Encrypted page payloads are never read as plaintext.
+            if let Some(what) = crate::file::encryption_status(&meta.reader).map_err(|e| df_err(e.in_file(&location)))? {
+                let e = crate::TsFileError::Encrypted { detail: format!("{what}; a key is required to read values") };
+                return Err(df_err(e.in_file(&location)));
+            }
             let range = file.range.as_ref().map(|r| (u64::try_from(r.start).unwrap_or(0), u64::try_from(r.end).unwrap_or(u64::MAX)));
             let owned: Vec<usize> = tmeta
                 .devices

@@ -349,3 +349,31 @@ fn test_sql_time_range_decodes_only_overlapping_pages() {
         });
     }
 }
+
+#[test]
+fn test_sql_encrypted_files_fail_closed() {
+    let dir = repo_path("tests/data/encrypted");
+    block_on(async {
+        for name in ["aes128_level1", "aes128_level2", "sm4128_level1", "cpp_flag_level2_nokey"] {
+            let c = ctx(1);
+            let p = dir.join(format!("{name}.tsfile"));
+            register_tsfile(&c, "t", &[p.to_str().unwrap()], TsFileReadOptions::default()).await.unwrap();
+            // Metadata-only answers work without a key ...
+            let (b, _) = run(&c, "SELECT count(*) FROM t").await;
+            assert_eq!(cell(b[0].column(0), 0).as_i64(), Some(5), "{name}");
+            // ... reading values is a clear error, never plaintext garbage.
+            let err = c.sql("SELECT * FROM t").await.unwrap().collect().await.unwrap_err().to_string();
+            assert!(err.contains("encrypted") && err.contains("key is required") && err.contains(name), "{name}: {err}");
+        }
+        // The plaintext twin reads.
+        let c = ctx(1);
+        let p = dir.join("plain.tsfile");
+        register_tsfile(&c, "t", &[p.to_str().unwrap()], TsFileReadOptions::default()).await.unwrap();
+        let (b, _) = run(&c, "SELECT sum(v) FROM t").await;
+        assert_eq!(cell(b[0].column(0), 0).as_i64(), Some(360));
+    });
+    // The library API fails the same way.
+    let f = datafusion_tsfile::TsFile::open(dir.join("aes128_level1.tsfile")).unwrap();
+    let err = f.read_table("t1", datafusion_tsfile::TableRead::default()).unwrap_err().to_string();
+    assert!(err.contains("encrypted"), "{err}");
+}
