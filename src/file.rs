@@ -24,11 +24,12 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions};
+use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{Schema, SchemaRef};
 use bytes::Bytes;
 
-use crate::arrow::array::{build_array, null_utf8_array, tag_array, time_array};
+use crate::arrow::array::{build_array, time_array};
+use crate::arrow::batch::{assemble_batches, ColumnSource};
 use crate::arrow::schema::{measurement_field, table_arrow_schema, time_field, TimeUnit};
 use crate::error::{Result, ResultExt, TsFileError};
 use crate::format::{ByteSource, ColumnCategory, DeviceEntry, DeviceId, FileReader, LocalFile, TableSchema};
@@ -228,21 +229,21 @@ impl TsFile {
             })?;
             out_fields.push(f.clone());
             if *n == time_name {
-                outputs.push(Output::Time);
+                outputs.push(ColumnSource::Time);
                 continue;
             }
             let col = schema.columns.iter().find(|c| &c.name == n).ok_or_else(|| TsFileError::NotFound { what: n.clone() })?;
             outputs.push(match col.category {
                 ColumnCategory::Tag => {
                     let pos = schema.tag_columns().position(|t| t.name == *n).unwrap_or(0);
-                    Output::Tag(pos + 1)
+                    ColumnSource::Tag(pos + 1)
                 }
-                ColumnCategory::Attribute => Output::Attribute,
+                ColumnCategory::Attribute => ColumnSource::Null(arrow_schema::DataType::Utf8),
                 ColumnCategory::Field => {
                     fields.push((n.clone(), col.data_type));
-                    Output::Field(fields.len() - 1)
+                    ColumnSource::Field(fields.len() - 1)
                 }
-                ColumnCategory::Time => Output::Time,
+                ColumnCategory::Time => ColumnSource::Time,
             });
         }
         let mut devices = if self.reader.metadata().table_root(table).is_some() {
@@ -258,7 +259,7 @@ impl TsFile {
         Ok(TableBatches {
             file: self,
             schema: Arc::new(Schema::new(out_fields)),
-            outputs,
+            sources: outputs,
             fields,
             devices: devices.into_iter(),
             groups: Vec::new().into_iter(),
@@ -339,21 +340,11 @@ pub fn encryption_status<S: ByteSource>(reader: &FileReader<S>) -> Result<Option
     }
 }
 
-#[derive(Debug, Clone, Copy)]
-enum Output {
-    Time,
-    /// DeviceID segment index.
-    Tag(usize),
-    Attribute,
-    /// Index into the decoded value columns.
-    Field(usize),
-}
-
 /// Iterator over the record batches of a table read; see [`TsFile::read_table`].
 pub struct TableBatches<'a> {
     file: &'a TsFile,
     schema: SchemaRef,
-    outputs: Vec<Output>,
+    sources: Vec<ColumnSource>,
     fields: Vec<(String, crate::format::TsDataType)>,
     devices: std::vec::IntoIter<DeviceEntry>,
     groups: std::vec::IntoIter<crate::read::aligned::AlignedChunkGroup>,
@@ -405,41 +396,17 @@ impl TableBatches<'_> {
         let Some(device) = &self.current else { return Ok(()) };
         let types: Vec<_> = self.fields.iter().map(|f| f.1).collect();
         let mut decoded = read_chunk_group(&self.file.reader, &group, &types, &self.opts, None)?;
-        let rows = decoded.times.len();
-        if rows == 0 {
-            return Ok(());
-        }
-        let unit = self.file.options.time_unit;
-        let mut field_arrays: Vec<Option<ArrayRef>> = Vec::with_capacity(self.fields.len());
-        for ((name, ty), col) in self.fields.iter().zip(decoded.columns.iter_mut()) {
-            let (values, nulls) = col.take();
-            field_arrays.push(Some(build_array(values, nulls, *ty, unit, name)?));
-        }
-        let times = time_array(std::mem::take(&mut decoded.times), unit);
-        let mut arrays = Vec::with_capacity(self.outputs.len());
-        for o in &self.outputs {
-            arrays.push(match o {
-                Output::Time => times.clone(),
-                Output::Tag(seg) => tag_array(device.device.segment(*seg), rows),
-                Output::Attribute => null_utf8_array(rows),
-                Output::Field(i) => field_arrays.get(*i).cloned().flatten().ok_or_else(|| {
-                    TsFileError::corrupt("column", None, "internal: missing decoded field")
-                })?,
-            });
-        }
-        let batch = RecordBatch::try_new_with_options(
-            self.schema.clone(),
-            arrays,
-            &RecordBatchOptions::new().with_row_count(Some(rows)),
+        let fields: Vec<(crate::format::TsDataType, &str)> = self.fields.iter().map(|(n, t)| (*t, n.as_str())).collect();
+        let batches = assemble_batches(
+            &self.schema,
+            &self.sources,
+            &device.device,
+            &mut decoded,
+            &fields,
+            self.file.options.time_unit,
+            self.batch_size,
         )?;
-        let mut parts = Vec::with_capacity(rows.div_ceil(self.batch_size));
-        let mut off = 0;
-        while off < rows {
-            let n = self.batch_size.min(rows - off);
-            parts.push(batch.slice(off, n));
-            off += n;
-        }
-        self.pending = parts.into_iter();
+        self.pending = batches.into_iter();
         Ok(())
     }
 

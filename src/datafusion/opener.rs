@@ -13,7 +13,7 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
 
-use arrow_array::{new_null_array, ArrayRef, RecordBatch, RecordBatchOptions};
+use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use datafusion::common::{DataFusionError, Result};
 use datafusion::datasource::listing::PartitionedFile;
@@ -25,7 +25,7 @@ use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::ObjectStore;
 
-use crate::arrow::array::{build_array, null_utf8_array, tag_array, time_array};
+use crate::arrow::batch::{assemble_batches, ColumnSource};
 use crate::arrow::schema::TimeUnit;
 use crate::datafusion::format::df_err;
 use crate::datafusion::metadata::{DeviceMeta, FileMeta, MetadataCache, TableMeta};
@@ -236,6 +236,20 @@ impl ScanContext {
         let _decode = self.metrics.decode_time.timer();
         let types: Vec<TsDataType> = projected_fields.iter().map(|(_, t)| *t).collect();
         let page_filter = |stats: &GroupPageStats<'_>| self.page_filter(d, &projected_fields, &field_names, stats);
+        let mut next_field = 0usize;
+        let sources: Vec<ColumnSource> = self
+            .indices
+            .iter()
+            .map(|&i| match self.roles.get(i) {
+                Some(ColumnRole::Time) => ColumnSource::Time,
+                Some(ColumnRole::Tag(seg)) => ColumnSource::Tag(*seg),
+                Some(ColumnRole::Field(_)) => {
+                    next_field += 1;
+                    ColumnSource::Field(next_field - 1)
+                }
+                _ => ColumnSource::Null(self.schema.field(i).data_type().clone()),
+            })
+            .collect();
         for g in groups {
             let sub = AlignedChunkGroup {
                 time: g.time.clone(),
@@ -251,36 +265,11 @@ impl ScanContext {
                 continue;
             }
             self.metrics.rows_decoded.add(rows);
-            let mut field_arrays: Vec<Option<ArrayRef>> = Vec::with_capacity(types.len());
-            for (col, (pos, ty)) in decoded.columns.iter_mut().zip(&projected_fields) {
-                let (values, nulls) = col.take();
-                let name = field_names.get(*pos).copied().unwrap_or("");
-                field_arrays.push(Some(build_array(values, nulls, *ty, self.unit, name).map_err(|e| self.err(e))?));
-            }
-            let times = time_array(std::mem::take(&mut decoded.times), self.unit);
-            let mut arrays = Vec::with_capacity(self.indices.len());
-            let mut next_field = 0usize;
-            for &i in &self.indices {
-                let f = self.schema.field(i);
-                arrays.push(match self.roles.get(i) {
-                    Some(ColumnRole::Time) => times.clone(),
-                    Some(ColumnRole::Tag(seg)) => tag_array(d.device.segment(*seg), rows),
-                    Some(ColumnRole::Attribute) => null_utf8_array(rows),
-                    Some(ColumnRole::Field(_)) => {
-                        let a = field_arrays.get_mut(next_field).and_then(Option::take);
-                        next_field += 1;
-                        a.unwrap_or_else(|| new_null_array(f.data_type(), rows))
-                    }
-                    _ => new_null_array(f.data_type(), rows),
-                });
-            }
-            let batch = RecordBatch::try_new_with_options(self.projected.clone(), arrays, &RecordBatchOptions::new().with_row_count(Some(rows)))?;
-            let mut off = 0;
-            while off < rows {
-                let n = self.batch_size.min(rows - off);
-                out.push(batch.slice(off, n));
-                off += n;
-            }
+            let fields: Vec<(TsDataType, &str)> =
+                projected_fields.iter().map(|(pos, ty)| (*ty, field_names.get(*pos).copied().unwrap_or(""))).collect();
+            let batches = assemble_batches(&self.projected, &sources, &d.device, &mut decoded, &fields, self.unit, self.batch_size)
+                .map_err(|e| self.err(e.context(format!("device {}", d.device))))?;
+            out.extend(batches);
         }
         Ok(out)
     }
