@@ -12,6 +12,8 @@
 //! cargo bench --bench decode
 //! ```
 
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
 use std::collections::BTreeMap;
 use std::hint::black_box;
 
