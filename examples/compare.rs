@@ -118,6 +118,7 @@ struct Args {
     rss_scan: Option<String>,
     rss_child: Option<String>,
     system: String,
+    sql: Option<String>,
     explain: bool,
 }
 
@@ -134,6 +135,7 @@ fn parse_args() -> BoxResult<Args> {
         rss_scan: None,
         rss_child: None,
         system: "ts".into(),
+        sql: None,
         explain: false,
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
@@ -154,6 +156,7 @@ fn parse_args() -> BoxResult<Args> {
             "--rss-scan" => a.rss_scan = Some(value()?),
             "--rss-child" => a.rss_child = Some(value()?),
             "--system" => a.system = value()?,
+            "--sql" => a.sql = Some(value()?),
             "--no-md" => {
                 a.md = None;
                 i += 1;
@@ -168,7 +171,7 @@ fn parse_args() -> BoxResult<Args> {
                 println!(
                     "compare [--data DIR] [--sizes S,M] [--partitions 1,2] [--runs 5] [--warmup 1] \
                      [--workloads w1,w2] [--time-unit ms|raw] [--md BENCHMARKS.md | --no-md] \
-                     [--rss-scan SIZE] [--explain]\nworkloads: {}",
+                     [--rss-scan SIZE] [--explain] [--rss-child SIZE --system ts|pq [--sql Q]]\nworkloads: {}",
                     WORKLOADS.iter().map(|(w, _)| *w).collect::<Vec<_>>().join(",")
                 );
                 std::process::exit(0);
@@ -915,7 +918,8 @@ async fn explain(size: &str, args: &Args) -> BoxResult<()> {
     Ok(())
 }
 
-/// Child process of `--rss-scan`: set up one table, stream `SELECT *` into a sink.
+/// Child process of `--rss-scan`: set up one table (`--system ts|pq`), stream `SELECT *`
+/// (or `--sql`, over table `ts` or `pq`) into a sink. Also handy under `perf record`.
 async fn rss_child(size: &str, args: &Args) -> BoxResult<()> {
     let ds = load_dataset(&args.data, size)?;
     let p = args.partitions.first().copied().unwrap_or(1);
@@ -923,7 +927,8 @@ async fn rss_child(size: &str, args: &Args) -> BoxResult<()> {
     let ctx = make_context(&ds, p, args.time_unit, &[system]).await?;
     let setup_hwm = vm_hwm_mib();
     let t0 = Instant::now();
-    let df = ctx.sql(&format!("SELECT * FROM {system}")).await?;
+    let sql = args.sql.clone().unwrap_or_else(|| format!("SELECT * FROM {system}"));
+    let df = ctx.sql(&sql).await?;
     let task_ctx = Arc::new(df.task_ctx());
     let plan = df.create_physical_plan().await?;
     let mut stream = execute_stream(plan, task_ctx)?;
