@@ -77,6 +77,18 @@ in one process and one DataFusion version: this crate's TsFile table (`register_
 `ts`) against DataFusion's built-in Parquet reader on the snappy Parquet twin of the same rows
 (`register_parquet`, table `pq`), both in the same `SessionContext`.
 
+## Reproduce
+
+```sh
+for s in S M D; do .venv/bin/python /work/shared/bench/gen_data.py --size $s --out-dir bench-data; done
+export CARGO_TARGET_DIR=target/bench   # keeps the release build apart from debug builds
+cargo run --release --features parquet --example compare -- --data bench-data --sizes S,M,D --runs 7 --warmup 1 --partitions 1,2
+cargo run --release --features parquet --example compare -- --data bench-data --rss-scan M --partitions 1,2
+# diagnosis (nothing written): EXPLAIN ANALYZE of every workload on both tables; one query in a fresh process
+cargo run --release --features parquet --example compare -- --data bench-data --sizes M --partitions 1 --explain
+perf record -g target/bench/release/examples/compare --data bench-data --rss-child M --system ts --partitions 1 --sql "SELECT time, temperature FROM ts"
+```
+
 ## Method
 
 - Data: `gen_data.py` from the shared bench folder, `--out-dir bench-data`; `<size>.tsfile`
@@ -633,10 +645,10 @@ fn machine_facts() -> String {
     let git = command_output("git", &["rev-parse", "--short", "HEAD"]).unwrap_or_else(|| "?".into());
     let dirty = command_output("git", &["status", "--porcelain", "--untracked-files=no"]).map(|s| s.lines().count()).unwrap_or(0);
     format!(
-        "nproc {nproc}, {cpu}, {:.1} GiB RAM, Linux {kernel}; {rustc}; DataFusion {}; git {git}{}; release build",
+        "nproc {nproc}, {cpu}, {:.1} GiB RAM, Linux {kernel}; {rustc}; DataFusion {}; git {git}{} when run; release build",
         mem_kb as f64 / 1048576.0,
         datafusion::DATAFUSION_VERSION,
-        if dirty > 0 { format!(" + uncommitted changes in {dirty} tracked files (working tree at build time)") } else { String::new() }
+        if dirty > 0 { format!(" + {dirty} tracked files with uncommitted changes") } else { String::new() }
     )
 }
 
@@ -701,7 +713,7 @@ fn fmt_int(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
