@@ -320,7 +320,11 @@ fn xz_declared_size(input: &[u8]) -> std::result::Result<u64, String> {
         let block_start = pos;
         let size_byte = byte(pos)?;
         if size_byte == 0 {
-            return Ok(total); // the index follows
+            // The index follows, then the 12-byte stream footer. Its backward size must
+            // describe the index exactly (lzma-rs computes `(backward_size + 1) << 2`, which
+            // overflows for a crafted 0xFFFF_FFFF).
+            xz_check_footer(input, pos)?;
+            return Ok(total);
         }
         let header_len = (usize::from(size_byte) + 1) * 4;
         let header_end = pos.checked_add(header_len).ok_or_else(truncated)?;
@@ -377,6 +381,30 @@ fn xz_declared_size(input: &[u8]) -> std::result::Result<u64, String> {
             return Err(truncated());
         }
     }
+}
+
+/// Check the XZ stream footer (`CRC32, backward size (LE u32), flags, "YZ"`) against the
+/// index that starts at `index_start` and runs up to the footer.
+fn xz_check_footer(input: &[u8], index_start: usize) -> CodecResult {
+    let footer_start = input
+        .len()
+        .checked_sub(12)
+        .filter(|&f| f >= index_start)
+        .ok_or_else(|| "truncated xz stream (no room for the index and footer)".to_string())?;
+    let footer = input.get(footer_start..).unwrap_or_default();
+    if footer.get(10..12) != Some(b"YZ") {
+        return Err("missing xz stream footer magic".to_string());
+    }
+    let mut size = [0u8; 4];
+    size.copy_from_slice(footer.get(4..8).unwrap_or(&[0; 4]));
+    let backward = u64::from(u32::from_le_bytes(size));
+    let index_len = (footer_start - index_start) as u64;
+    if (backward + 1) * 4 != index_len {
+        return Err(format!(
+            "xz footer's backward size {backward} does not match the {index_len}-byte index"
+        ));
+    }
+    Ok(())
 }
 
 /// An XZ variable-length integer (7 bits per byte, low group first, at most 9 bytes).
@@ -1019,6 +1047,20 @@ mod tests {
         let mut bad = packed.clone();
         bad[0] = 0;
         assert!(xz_declared_size(&bad).is_err());
+    }
+
+    /// Fuzz finding (page_decode): a stream footer whose backward size is 0xFFFF_FFFF made
+    /// lzma-rs compute `(backward_size + 1) << 2` and panic on overflow in debug builds.
+    #[test]
+    fn test_decompress_xz_footer_backward_size_overflow() {
+        let mut packed = compress(Compression::Lzma2, &sample(1000));
+        let n = packed.len();
+        packed[n - 8..n - 4].copy_from_slice(&[0xff; 4]);
+        let detail = assert_decompress_error(decompress(Compression::Lzma2, &packed, 1000), Compression::Lzma2);
+        assert!(detail.contains("backward size 4294967295"), "{detail}");
+        // Any other disagreement between the footer and the index is caught the same way.
+        packed[n - 8..n - 4].copy_from_slice(&7u32.to_le_bytes());
+        assert!(decompress(Compression::Lzma2, &packed, 1000).is_err());
     }
 
     #[test]

@@ -32,10 +32,11 @@ use crate::arrow::array::{build_array, time_array};
 use crate::arrow::batch::{assemble_batches, ColumnSource};
 use crate::arrow::schema::{measurement_field, table_arrow_schema, time_field, TimeUnit};
 use crate::error::{Result, ResultExt, TsFileError};
+use crate::format::reader::StructureOptions;
 use crate::format::{ByteSource, ColumnCategory, DeviceEntry, DeviceId, FileReader, LocalFile, TableSchema};
-use crate::read::aligned::{plan_chunk_groups, read_chunk_group};
+use crate::read::aligned::{plan_chunk_groups, read_chunk_group_in};
 use crate::read::tree::read_device_rows;
-use crate::read::ReadOptions;
+use crate::read::{DecodeBudget, ReadOptions};
 
 impl ByteSource for Box<dyn ByteSource> {
     fn len(&self) -> u64 {
@@ -131,8 +132,9 @@ impl TsFile {
 
     /// Open any byte source; `name` is used in error messages.
     pub fn from_source(source: Box<dyn ByteSource>, name: String, options: TsFileOptions) -> Result<TsFile> {
-        let reader = FileReader::open(source).map_err(|e| e.in_file(&name))?;
-        let encryption = encryption_status(&reader)?;
+        let structure = StructureOptions { max_metadata_size: options.read.max_metadata_bytes, ..Default::default() };
+        let reader = FileReader::open_with(source, structure).map_err(|e| e.in_file(&name))?;
+        let encryption = encryption_status(&reader).map_err(|e| e.in_file(&name))?;
         Ok(TsFile { reader, name, options, encryption })
     }
 
@@ -265,6 +267,7 @@ impl TsFile {
             groups: Vec::new().into_iter(),
             current: None,
             pending: Vec::new().into_iter(),
+            budget: DecodeBudget::for_options(&opts),
             opts,
             batch_size: if read.batch_size == 0 { 8192 } else { read.batch_size },
         })
@@ -351,6 +354,8 @@ pub struct TableBatches<'a> {
     current: Option<DeviceEntry>,
     pending: std::vec::IntoIter<RecordBatch>,
     opts: ReadOptions,
+    /// Decoded bytes of this read, against `opts.max_decoded_bytes`.
+    budget: DecodeBudget,
     batch_size: usize,
 }
 
@@ -395,7 +400,7 @@ impl TableBatches<'_> {
     fn decode_group(&mut self, group: crate::read::aligned::AlignedChunkGroup) -> Result<()> {
         let Some(device) = &self.current else { return Ok(()) };
         let types: Vec<_> = self.fields.iter().map(|f| f.1).collect();
-        let mut decoded = read_chunk_group(&self.file.reader, &group, &types, &self.opts, None)?;
+        let mut decoded = read_chunk_group_in(&self.file.reader, &group, &types, &self.opts, None, &self.budget)?;
         let fields: Vec<(crate::format::TsDataType, &str)> = self.fields.iter().map(|(n, t)| (*t, n.as_str())).collect();
         let batches = assemble_batches(
             &self.schema,

@@ -23,6 +23,7 @@ use object_store::ObjectStore;
 use crate::datafusion::metadata::MetadataCache;
 use crate::datafusion::opener::TsFileOpener;
 use crate::datafusion::options::TsFileReadOptions;
+use crate::read::DecodeBudget;
 
 /// The TsFile `FileSource`.
 #[derive(Debug, Clone)]
@@ -34,6 +35,8 @@ pub struct TsFileSource {
     predicate: Option<Arc<dyn PhysicalExpr>>,
     batch_size: Option<usize>,
     metrics: ExecutionPlanMetricsSet,
+    /// Decoded bytes of this scan over all partitions (option `max_decoded_bytes`).
+    budget: Arc<DecodeBudget>,
 }
 
 impl TsFileSource {
@@ -42,11 +45,12 @@ impl TsFileSource {
         TsFileSource {
             projection: SplitProjection::unprojected(&table_schema),
             table_schema,
-            options,
             cache,
             predicate: None,
             batch_size: None,
             metrics: ExecutionPlanMetricsSet::new(),
+            budget: Arc::new(DecodeBudget::for_options(&options.read)),
+            options,
         }
     }
 
@@ -70,6 +74,7 @@ impl FileSource for TsFileSource {
             limit: base_config.limit,
             metrics: self.metrics.clone(),
             partition,
+            budget: self.budget.clone(),
         }) as Arc<dyn FileOpener>;
         ProjectionOpener::try_new(self.projection.clone(), opener, &file_schema)
     }

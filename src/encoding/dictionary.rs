@@ -10,7 +10,7 @@
 //! Java also repeated runs. Entries may contain any bytes, NUL included.
 
 use crate::encoding::plain::read_varint;
-use crate::encoding::{rle, BinaryValues};
+use crate::encoding::{check_string_len, page_bytes_exceeded, rle, BinaryValues, DecodeOptions};
 use crate::error::{Result, TsFileError};
 
 const WHAT: &str = "DICTIONARY stream";
@@ -20,8 +20,16 @@ fn corrupt(detail: String) -> TsFileError {
     TsFileError::corrupt(WHAT, None, detail)
 }
 
-/// Decode `count` TEXT/STRING values.
+/// Decode `count` TEXT/STRING values with the default limits.
 pub fn decode_binary(data: &[u8], count: usize, out: &mut BinaryValues) -> Result<()> {
+    decode_binary_with(data, count, out, &DecodeOptions::default())
+}
+
+/// Decode `count` TEXT/STRING values. Each entry must fit `opts.max_string_bytes`, the
+/// entries together `opts.max_dictionary_bytes`, and the expanded values (which can be far
+/// larger than the page: one entry may be repeated `count` times) `opts.max_page_bytes`;
+/// all three are checked before the output is allocated.
+pub fn decode_binary_with(data: &[u8], count: usize, out: &mut BinaryValues, opts: &DecodeOptions) -> Result<()> {
     if data.is_empty() && count == 0 {
         return Ok(());
     }
@@ -32,6 +40,7 @@ pub fn decode_binary(data: &[u8], count: usize, out: &mut BinaryValues) -> Resul
     };
     // Every entry takes at least one byte.
     let mut entries: Vec<&[u8]> = Vec::with_capacity(n.min(data.len()));
+    let mut dict_bytes = 0usize;
     for i in 0..n {
         let (len, start) = read_varint(data, pos)
             .map_err(|e| corrupt(format!("length of entry {i} at byte {pos}: {e}")))?;
@@ -44,6 +53,15 @@ pub fn decode_binary(data: &[u8], count: usize, out: &mut BinaryValues) -> Resul
                 data.len() - start
             )));
         };
+        check_string_len(len, opts, "dictionary entry")?;
+        dict_bytes = dict_bytes.saturating_add(len);
+        if dict_bytes > opts.max_dictionary_bytes {
+            return Err(TsFileError::LimitExceeded {
+                what: "bytes of one page's dictionary entries (option max_dictionary_bytes)".into(),
+                value: dict_bytes as u64,
+                limit: opts.max_dictionary_bytes as u64,
+            });
+        }
         entries.push(bytes);
         pos = start + len;
     }
@@ -59,6 +77,10 @@ pub fn decode_binary(data: &[u8], count: usize, out: &mut BinaryValues) -> Resul
             )));
         };
         total = total.saturating_add(e.len());
+    }
+    let page_bytes = total.saturating_add(indices.len().saturating_mul(4));
+    if page_bytes > opts.max_page_bytes {
+        return Err(page_bytes_exceeded("bytes of the values of one DICTIONARY page".into(), page_bytes, opts));
     }
     let end = out.data.len().saturating_add(total);
     if end > i32::MAX as usize {

@@ -51,19 +51,49 @@ pub enum SprintzProduct {
     Wrapping64,
 }
 
-/// Options that change how streams are decoded.
+/// Options that change how streams are decoded, including the resource limits of one page.
+///
+/// Every limit guards against input that is structurally valid but claims far more than a
+/// real writer produces (a few bytes announcing millions of values, a dictionary entry
+/// repeated into gigabytes). Exceeding one is a [`TsFileError::LimitExceeded`] whose `what`
+/// names the DataFusion option key that raises it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DecodeOptions {
     /// SPRINTZ 64-bit product semantics (INT64/TIMESTAMP/DOUBLE).
     pub sprintz_product: SprintzProduct,
     /// Upper bound on the number of values one page may decode to (guards against streams
-    /// that claim huge counts in a few bytes).
+    /// that claim huge counts in a few bytes). Option `max_page_values`.
     pub max_page_values: usize,
+    /// Upper bound on the bytes of one page, both decompressed (`uncompressed_size`) and
+    /// decoded into values (fixed-width values, string offsets and bytes). Checked before the
+    /// buffers are allocated. Option `max_page_bytes`.
+    pub max_page_bytes: usize,
+    /// Longest single TEXT/STRING/BLOB/OBJECT value or dictionary entry, in bytes. Option
+    /// `max_string_bytes`.
+    pub max_string_bytes: usize,
+    /// Largest dictionary of one DICTIONARY page: the sum of its entries' byte lengths.
+    /// Option `max_dictionary_bytes`.
+    pub max_dictionary_bytes: usize,
 }
+
+/// Default of [`DecodeOptions::max_page_values`]: 16 Mi values (writers use a few thousand).
+pub const DEFAULT_MAX_PAGE_VALUES: usize = 1 << 24;
+/// Default of [`DecodeOptions::max_page_bytes`]: 256 MiB (writers' pages are about 64 KiB).
+pub const DEFAULT_MAX_PAGE_BYTES: usize = 256 << 20;
+/// Default of [`DecodeOptions::max_string_bytes`]: 64 MiB.
+pub const DEFAULT_MAX_STRING_BYTES: usize = 64 << 20;
+/// Default of [`DecodeOptions::max_dictionary_bytes`]: 64 MiB.
+pub const DEFAULT_MAX_DICTIONARY_BYTES: usize = 64 << 20;
 
 impl Default for DecodeOptions {
     fn default() -> Self {
-        DecodeOptions { sprintz_product: SprintzProduct::default(), max_page_values: 1 << 24 }
+        DecodeOptions {
+            sprintz_product: SprintzProduct::default(),
+            max_page_values: DEFAULT_MAX_PAGE_VALUES,
+            max_page_bytes: DEFAULT_MAX_PAGE_BYTES,
+            max_string_bytes: DEFAULT_MAX_STRING_BYTES,
+            max_dictionary_bytes: DEFAULT_MAX_DICTIONARY_BYTES,
+        }
     }
 }
 
@@ -128,14 +158,41 @@ fn unsupported(encoding: Encoding, data_type: TsDataType) -> TsFileError {
     TsFileError::unsupported(format!("encoding {encoding} for {data_type}"))
 }
 
-/// Reject a count no stream of `len` bytes could hold (`max_per_byte` values per byte), and
-/// counts above the configured page limit. Used before reserving output space.
-pub(crate) fn check_count(count: usize, opts: &DecodeOptions, what: &str) -> Result<()> {
+/// Reject a page count above [`DecodeOptions::max_page_values`], or one whose values
+/// (`bits` bits each in memory) would exceed [`DecodeOptions::max_page_bytes`]. Used before
+/// reserving output space.
+pub(crate) fn check_count(count: usize, bits: usize, opts: &DecodeOptions, what: &str) -> Result<()> {
     if count > opts.max_page_values {
         return Err(TsFileError::LimitExceeded {
-            what: format!("values in one {what} page"),
+            what: format!("values in one {what} page (option max_page_values)"),
             value: count as u64,
             limit: opts.max_page_values as u64,
+        });
+    }
+    let bytes = count.saturating_mul(bits).div_ceil(8);
+    if bytes > opts.max_page_bytes {
+        return Err(page_bytes_exceeded(format!("bytes of the values of one {what} page"), bytes, opts));
+    }
+    Ok(())
+}
+
+/// The [`TsFileError::LimitExceeded`] of [`DecodeOptions::max_page_bytes`].
+pub(crate) fn page_bytes_exceeded(what: String, bytes: usize, opts: &DecodeOptions) -> TsFileError {
+    TsFileError::LimitExceeded {
+        what: format!("{what} (option max_page_bytes)"),
+        value: bytes as u64,
+        limit: opts.max_page_bytes as u64,
+    }
+}
+
+/// Reject a string value or dictionary entry longer than [`DecodeOptions::max_string_bytes`].
+#[inline]
+pub(crate) fn check_string_len(len: usize, opts: &DecodeOptions, what: &str) -> Result<()> {
+    if len > opts.max_string_bytes {
+        return Err(TsFileError::LimitExceeded {
+            what: format!("bytes of one {what} (option max_string_bytes)"),
+            value: len as u64,
+            limit: opts.max_string_bytes as u64,
         });
     }
     Ok(())
@@ -149,7 +206,9 @@ pub fn decode_bool(
     out: &mut BooleanBufferBuilder,
     opts: &DecodeOptions,
 ) -> Result<()> {
-    check_count(count, opts, "BOOLEAN")?;
+    // RLE decodes through a temporary `i32` per value.
+    let bits = if encoding == Encoding::Rle { 32 } else { 1 };
+    check_count(count, bits, opts, "BOOLEAN")?;
     match encoding {
         Encoding::Plain => plain::decode_bool(data, count, out),
         Encoding::Rle => rle::decode_bool(data, count, out),
@@ -166,7 +225,7 @@ pub fn decode_i32(
     out: &mut Vec<i32>,
     opts: &DecodeOptions,
 ) -> Result<()> {
-    check_count(count, opts, "INT32")?;
+    check_count(count, 32, opts, "INT32")?;
     match encoding {
         Encoding::Plain => plain::decode_i32(data, count, out),
         Encoding::Rle => rle::decode_i32(data, count, out),
@@ -190,7 +249,7 @@ pub fn decode_i64(
     out: &mut Vec<i64>,
     opts: &DecodeOptions,
 ) -> Result<()> {
-    check_count(count, opts, "INT64")?;
+    check_count(count, 64, opts, "INT64")?;
     match encoding {
         Encoding::Plain => plain::decode_i64(data, count, out),
         Encoding::Rle => rle::decode_i64(data, count, out),
@@ -213,7 +272,7 @@ pub fn decode_f32(
     out: &mut Vec<f32>,
     opts: &DecodeOptions,
 ) -> Result<()> {
-    check_count(count, opts, "FLOAT")?;
+    check_count(count, 32, opts, "FLOAT")?;
     match encoding {
         Encoding::Plain => plain::decode_f32(data, count, out),
         Encoding::Rle => rle::decode_f32(data, count, out),
@@ -235,7 +294,7 @@ pub fn decode_f64(
     out: &mut Vec<f64>,
     opts: &DecodeOptions,
 ) -> Result<()> {
-    check_count(count, opts, "DOUBLE")?;
+    check_count(count, 64, opts, "DOUBLE")?;
     match encoding {
         Encoding::Plain => plain::decode_f64(data, count, out),
         Encoding::Rle => rle::decode_f64(data, count, out),
@@ -259,11 +318,19 @@ pub fn decode_binary(
     out: &mut BinaryValues,
     opts: &DecodeOptions,
 ) -> Result<()> {
-    check_count(count, opts, data_type.name())?;
+    check_count(count, 32, opts, data_type.name())?;
     match (encoding, data_type) {
-        (Encoding::Plain, _) => plain::decode_binary(data, count, out),
+        (Encoding::Plain, _) => {
+            // PLAIN values are slices of the input: check their lengths once decoded.
+            let first = out.len();
+            plain::decode_binary(data, count, out)?;
+            for i in first..out.len() {
+                check_string_len(out.get(i).map_or(0, <[u8]>::len), opts, &format!("{data_type} value"))?;
+            }
+            Ok(())
+        }
         (Encoding::Dictionary, TsDataType::Text | TsDataType::String) => {
-            dictionary::decode_binary(data, count, out)
+            dictionary::decode_binary_with(data, count, out, opts)
         }
         (e, t) => Err(unsupported(e, t)),
     }
@@ -288,12 +355,87 @@ pub fn decode_time(
                 ));
             }
             let n = data.len() / 8;
-            check_count(n, opts, "time")?;
+            check_count(n, 64, opts, "time")?;
             plain::decode_i64(data, n, out)
         }
         Encoding::Ts2Diff => ts2diff::decode_i64_to_end(data, out, opts.max_page_values),
         e => Err(TsFileError::unsupported(format!(
             "time stream encoding {e} without a known value count"
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limit_key(e: &TsFileError) -> String {
+        match e {
+            TsFileError::LimitExceeded { what, .. } => what.clone(),
+            other => panic!("expected LimitExceeded, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn test_check_count_page_values_and_bytes() {
+        let opts = DecodeOptions { max_page_values: 100, max_page_bytes: 400, ..Default::default() };
+        check_count(100, 32, &opts, "INT32").unwrap();
+        assert!(limit_key(&check_count(101, 32, &opts, "INT32").unwrap_err()).contains("(option max_page_values)"));
+        // 100 INT64 values are 800 bytes: within the count, above the bytes.
+        let e = check_count(100, 64, &opts, "INT64").unwrap_err();
+        assert!(limit_key(&e).contains("(option max_page_bytes)"));
+        assert!(matches!(e, TsFileError::LimitExceeded { value: 800, limit: 400, .. }));
+        // Booleans are bits.
+        check_count(100, 1, &opts, "BOOLEAN").unwrap();
+    }
+
+    #[test]
+    fn test_decode_values_above_max_page_bytes_before_decoding() {
+        // 1000 timestamps in a few dozen TS_2DIFF bytes decode to 8000 bytes.
+        let data = ts2diff::encode::i64(&(0..1000).collect::<Vec<_>>());
+        let opts = DecodeOptions { max_page_bytes: 4000, ..Default::default() };
+        let mut out = Vec::new();
+        let e = decode_i64(Encoding::Ts2Diff, &data, 1000, &mut out, &opts).unwrap_err();
+        assert!(limit_key(&e).contains("max_page_bytes"), "{e}");
+        assert!(out.capacity() == 0, "nothing reserved");
+        decode_i64(Encoding::Ts2Diff, &data, 1000, &mut out, &DecodeOptions::default()).unwrap();
+        assert_eq!(out.len(), 1000);
+    }
+
+    #[test]
+    fn test_decode_binary_string_and_dictionary_limits() {
+        let values = [b"short".to_vec(), vec![b'x'; 100], b"short".to_vec()];
+        let opts = DecodeOptions { max_string_bytes: 99, ..Default::default() };
+        let mut out = BinaryValues::new();
+        let plain = plain::encode::binary(&values);
+        let e = decode_binary(Encoding::Plain, TsDataType::Blob, &plain, 3, &mut out, &opts).unwrap_err();
+        assert!(limit_key(&e).contains("BLOB value (option max_string_bytes)"), "{e}");
+        let dict = dictionary::encode::binary(&values, true);
+        let mut out = BinaryValues::new();
+        let e = decode_binary(Encoding::Dictionary, TsDataType::Text, &dict, 3, &mut out, &opts).unwrap_err();
+        assert!(limit_key(&e).contains("dictionary entry (option max_string_bytes)"), "{e}");
+        let opts = DecodeOptions { max_dictionary_bytes: 104, ..Default::default() };
+        let e = decode_binary(Encoding::Dictionary, TsDataType::Text, &dict, 3, &mut out, &opts).unwrap_err();
+        assert!(limit_key(&e).contains("option max_dictionary_bytes"), "{e}");
+        assert!(matches!(e, TsFileError::LimitExceeded { value: 105, limit: 104, .. }));
+        let mut out = BinaryValues::new();
+        decode_binary(Encoding::Dictionary, TsDataType::Text, &dict, 3, &mut out, &DecodeOptions::default()).unwrap();
+        assert_eq!(out.len(), 3);
+    }
+
+    /// A dictionary entry repeated many times expands far beyond its page: the expansion is
+    /// checked against `max_page_bytes` before the output is allocated.
+    #[test]
+    fn test_decode_dictionary_expansion_is_bounded_before_allocation() {
+        let big = vec![b'y'; 1000];
+        let values: Vec<&[u8]> = std::iter::repeat_n(big.as_slice(), 5000).collect();
+        let dict = dictionary::encode::binary(&values, true);
+        assert!(dict.len() < 1100, "{} bytes", dict.len());
+        let opts = DecodeOptions { max_page_bytes: 1 << 20, ..Default::default() };
+        let mut out = BinaryValues::new();
+        let e = decode_binary(Encoding::Dictionary, TsDataType::String, &dict, 5000, &mut out, &opts).unwrap_err();
+        assert!(matches!(e, TsFileError::LimitExceeded { value: 5_020_000, .. }), "{e}");
+        assert!(limit_key(&e).contains("max_page_bytes"));
+        assert!(out.data.capacity() == 0, "nothing reserved");
     }
 }

@@ -127,7 +127,7 @@ fn decode_blocks<T: PackedInt, O, F: FnMut(T) -> O>(
             }
             Limit::Max(max) if values > max - produced => {
                 return Err(TsFileError::LimitExceeded {
-                    what: format!("values in one {what} (block at byte {pos})"),
+                    what: format!("values in one {what} (block at byte {pos}; option max_page_values)"),
                     value: (produced as u64).saturating_add(values as u64),
                     limit: max as u64,
                 });

@@ -34,7 +34,41 @@ pub struct StructureOptions {
     pub max_metadata_size: u64,
 }
 
-const DEFAULT_MAX_METADATA: u64 = 256 << 20;
+/// Default upper bound on the size of TsFileMetadata: 256 MiB.
+pub const DEFAULT_MAX_METADATA_SIZE: u64 = 256 << 20;
+
+/// How many times over one index walk may read the index area (see [`Walk`]).
+const WALK_FACTOR: u64 = 4;
+
+/// The bytes one walk of the metadata index may still read. In a well-formed index the
+/// ranges of sibling entries are disjoint, so a walk reads about the index area once (each
+/// level at most once more where a range also spans its children). Entries of a crafted
+/// index can point at shared or overlapping nodes; without an allowance a walk of such a
+/// DAG is exponential in its depth (2^64 node reads for a chain of 64 two-way nodes).
+#[derive(Debug)]
+struct Walk {
+    left: std::cell::Cell<u64>,
+    area: u64,
+}
+
+impl Walk {
+    fn take(&self, n: u64, at: u64) -> Result<()> {
+        match self.left.get().checked_sub(n) {
+            Some(l) => {
+                self.left.set(l);
+                Ok(())
+            }
+            None => Err(TsFileError::corrupt(
+                "metadata index",
+                Some(at),
+                format!(
+                    "index walk reads more than {WALK_FACTOR} times the {} bytes of the index area: entries point at shared or overlapping nodes",
+                    self.area
+                ),
+            )),
+        }
+    }
+}
 
 /// A device found in the index: its id and the byte range holding its measurement index.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -153,7 +187,7 @@ impl<S: ByteSource> FileReader<S> {
         }
         let mut tc = Cursor::new(&tail, len - TAIL_LEN);
         let l_raw = tc.i32("metadata length")?;
-        let max_meta = if opts.max_metadata_size == 0 { DEFAULT_MAX_METADATA } else { opts.max_metadata_size };
+        let max_meta = if opts.max_metadata_size == 0 { DEFAULT_MAX_METADATA_SIZE } else { opts.max_metadata_size };
         let room = len - TAIL_LEN - data_start - 1;
         let metadata_len = u64::try_from(l_raw).ok().filter(|&l| l <= room).ok_or_else(|| {
             TsFileError::corrupt(
@@ -163,7 +197,11 @@ impl<S: ByteSource> FileReader<S> {
             )
         })?;
         if metadata_len > max_meta {
-            return Err(TsFileError::LimitExceeded { what: "TsFileMetadata size".into(), value: metadata_len, limit: max_meta });
+            return Err(TsFileError::LimitExceeded {
+                what: "bytes of TsFileMetadata (option max_metadata_bytes)".into(),
+                value: metadata_len,
+                limit: max_meta,
+            });
         }
         let meta_start = len - TAIL_LEN - metadata_len;
         let meta_bytes = source.read(meta_start..len - TAIL_LEN)?;
@@ -245,11 +283,12 @@ impl<S: ByteSource> FileReader<S> {
         self.suffix
     }
 
-    fn read_node(&self, range: Range<u64>, level: IndexLevel) -> Result<MetadataIndexNode> {
+    fn read_node(&self, range: Range<u64>, level: IndexLevel, walk: &Walk) -> Result<MetadataIndexNode> {
         let start = range.start;
         if range.end > self.len || range.start >= range.end {
             return Err(TsFileError::corrupt("index node range", Some(start), format!("empty or outside the file: {range:?}")));
         }
+        walk.take(range.end - range.start, start)?;
         let bytes = self.source.read(range)?;
         MetadataIndexNode::parse(&mut Cursor::new(&bytes, start), level, self.len)
     }
@@ -258,26 +297,33 @@ impl<S: ByteSource> FileReader<S> {
         node.entry_range(i).ok_or_else(|| TsFileError::corrupt("index node", Some(at), format!("no entry {i}")))
     }
 
+    /// The read allowance of one index walk (see [`Walk`]).
+    fn walk(&self) -> Walk {
+        let area = self.len.saturating_sub(self.metadata.meta_offset);
+        Walk { left: std::cell::Cell::new(area.saturating_mul(WALK_FACTOR)), area }
+    }
+
     /// Every device of table (or tree path prefix) `table`, in index order.
     pub fn devices(&self, table: &str) -> Result<Vec<DeviceEntry>> {
         let Some(root) = self.metadata.table_root(table) else {
             return Err(TsFileError::NotFound { what: format!("table '{table}' in the device index") });
         };
         let mut out = Vec::new();
-        self.collect_devices(root, 0, &mut out)?;
+        self.collect_devices(root, 0, &mut out, &self.walk())?;
         Ok(out)
     }
 
     /// Every device of every table-index key, in file order of the keys.
     pub fn all_devices(&self) -> Result<Vec<DeviceEntry>> {
         let mut out = Vec::new();
+        let walk = self.walk();
         for t in &self.metadata.table_index {
-            self.collect_devices(&t.root, 0, &mut out)?;
+            self.collect_devices(&t.root, 0, &mut out, &walk)?;
         }
         Ok(out)
     }
 
-    fn collect_devices(&self, node: &MetadataIndexNode, depth: u32, out: &mut Vec<DeviceEntry>) -> Result<()> {
+    fn collect_devices(&self, node: &MetadataIndexNode, depth: u32, out: &mut Vec<DeviceEntry>, walk: &Walk) -> Result<()> {
         if depth > 64 {
             return Err(TsFileError::corrupt("device index", None, "deeper than 64 levels (cycle?)"));
         }
@@ -291,8 +337,8 @@ impl<S: ByteSource> FileReader<S> {
                     out.push(DeviceEntry { device: d.clone(), measurement_root: range });
                 }
                 NodeType::InternalDevice => {
-                    let child = self.read_node(range, IndexLevel::Device)?;
-                    self.collect_devices(&child, depth + 1, out)?;
+                    let child = self.read_node(range, IndexLevel::Device, walk)?;
+                    self.collect_devices(&child, depth + 1, out, walk)?;
                 }
                 t => {
                     return Err(TsFileError::corrupt("device index", Some(range.start), format!("unexpected node type {}", t.name())));
@@ -306,16 +352,19 @@ impl<S: ByteSource> FileReader<S> {
     pub fn find_device(&self, device: &DeviceId) -> Result<Option<DeviceEntry>> {
         let Some(table) = device.table_name() else { return Ok(None) };
         let Some(root) = self.metadata.table_root(table) else { return Ok(None) };
-        let mut node = root.clone();
+        // Borrow the root (it can hold thousands of entries): only descendants are owned.
+        let mut node = std::borrow::Cow::Borrowed(root);
+        let walk = self.walk();
         for _ in 0..64 {
             let Some(i) = node.find_device(device) else { return Ok(None) };
             let range = self.child_range(&node, i, node.end_offset)?;
-            match node.node_type {
+            let node_type = node.node_type;
+            match node_type {
                 NodeType::LeafDevice => {
-                    let found = matches!(&node.entries[i].key, IndexKey::Device(d) if d == device);
+                    let found = matches!(node.entries.get(i).map(|e| &e.key), Some(IndexKey::Device(d)) if d == device);
                     return Ok(found.then(|| DeviceEntry { device: device.clone(), measurement_root: range }));
                 }
-                NodeType::InternalDevice => node = self.read_node(range, IndexLevel::Device)?,
+                NodeType::InternalDevice => node = std::borrow::Cow::Owned(self.read_node(range, IndexLevel::Device, &walk)?),
                 t => {
                     return Err(TsFileError::corrupt("device index", Some(range.start), format!("unexpected node type {}", t.name())));
                 }
@@ -326,7 +375,7 @@ impl<S: ByteSource> FileReader<S> {
 
     /// The measurement index root node of a device.
     pub fn measurement_root(&self, device: &DeviceEntry) -> Result<MetadataIndexNode> {
-        self.read_node(device.measurement_root.clone(), IndexLevel::Measurement)
+        self.read_node(device.measurement_root.clone(), IndexLevel::Measurement, &self.walk())
             .map_err(|e| e.context(format!("measurement index of device {}", device.device)))
     }
 
@@ -334,15 +383,16 @@ impl<S: ByteSource> FileReader<S> {
     pub fn series(&self, device: &DeviceEntry) -> Result<Vec<TimeseriesMetadata>> {
         let root = self.measurement_root(device)?;
         let mut out = Vec::new();
-        self.collect_series(&root, 0, None, &mut out)
+        self.collect_series(&root, 0, None, &mut out, &self.walk())
             .map_err(|e| e.context(format!("series of device {}", device.device)))?;
         Ok(out)
     }
 
-    fn read_timeseries_run(&self, range: Range<u64>, want: Option<&str>, out: &mut Vec<TimeseriesMetadata>) -> Result<()> {
+    fn read_timeseries_run(&self, range: Range<u64>, want: Option<&str>, out: &mut Vec<TimeseriesMetadata>, walk: &Walk) -> Result<()> {
         if range.end > self.len || range.start > range.end {
             return Err(TsFileError::corrupt("timeseries metadata range", Some(range.start), format!("outside the file: {range:?}")));
         }
+        walk.take(range.end - range.start, range.start)?;
         let start = range.start;
         let bytes = self.source.read(range)?;
         let mut c = Cursor::new(&bytes, start);
@@ -356,17 +406,17 @@ impl<S: ByteSource> FileReader<S> {
         Ok(())
     }
 
-    fn collect_series(&self, node: &MetadataIndexNode, depth: u32, want: Option<&str>, out: &mut Vec<TimeseriesMetadata>) -> Result<()> {
+    fn collect_series(&self, node: &MetadataIndexNode, depth: u32, want: Option<&str>, out: &mut Vec<TimeseriesMetadata>, walk: &Walk) -> Result<()> {
         if depth > 64 {
             return Err(TsFileError::corrupt("measurement index", None, "deeper than 64 levels (cycle?)"));
         }
         for i in 0..node.entries.len() {
             let range = self.child_range(node, i, node.end_offset)?;
             match node.node_type {
-                NodeType::LeafMeasurement => self.read_timeseries_run(range, want, out)?,
+                NodeType::LeafMeasurement => self.read_timeseries_run(range, want, out, walk)?,
                 NodeType::InternalMeasurement => {
-                    let child = self.read_node(range, IndexLevel::Measurement)?;
-                    self.collect_series(&child, depth + 1, want, out)?;
+                    let child = self.read_node(range, IndexLevel::Measurement, walk)?;
+                    self.collect_series(&child, depth + 1, want, out, walk)?;
                 }
                 t => {
                     return Err(TsFileError::corrupt("measurement index", Some(range.start), format!("unexpected node type {}", t.name())));
@@ -379,16 +429,17 @@ impl<S: ByteSource> FileReader<S> {
     /// Find one series of a device by measurement name (`""` for an aligned time column).
     pub fn find_series(&self, device: &DeviceEntry, measurement: &str) -> Result<Option<TimeseriesMetadata>> {
         let mut node = self.measurement_root(device)?;
+        let walk = self.walk();
         for _ in 0..64 {
             let Some(i) = node.find_measurement(measurement) else { return Ok(None) };
             let range = self.child_range(&node, i, node.end_offset)?;
             match node.node_type {
                 NodeType::LeafMeasurement => {
                     let mut out = Vec::new();
-                    self.read_timeseries_run(range, Some(measurement), &mut out)?;
+                    self.read_timeseries_run(range, Some(measurement), &mut out, &walk)?;
                     return Ok(out.into_iter().next());
                 }
-                NodeType::InternalMeasurement => node = self.read_node(range, IndexLevel::Measurement)?,
+                NodeType::InternalMeasurement => node = self.read_node(range, IndexLevel::Measurement, &walk)?,
                 t => {
                     return Err(TsFileError::corrupt("measurement index", Some(range.start), format!("unexpected node type {}", t.name())));
                 }
@@ -400,13 +451,14 @@ impl<S: ByteSource> FileReader<S> {
     /// Counts of internal nodes and the depth of the device and measurement trees.
     pub fn index_shape(&self) -> Result<IndexShape> {
         let mut shape = IndexShape::default();
+        let walk = self.walk();
         for t in &self.metadata.table_index {
-            self.shape_walk(&t.root, 1, &mut shape)?;
+            self.shape_walk(&t.root, 1, &mut shape, &walk)?;
         }
         Ok(shape)
     }
 
-    fn shape_walk(&self, node: &MetadataIndexNode, depth: u32, shape: &mut IndexShape) -> Result<()> {
+    fn shape_walk(&self, node: &MetadataIndexNode, depth: u32, shape: &mut IndexShape, walk: &Walk) -> Result<()> {
         if depth > 64 {
             return Err(TsFileError::corrupt("metadata index", None, "deeper than 64 levels (cycle?)"));
         }
@@ -424,16 +476,16 @@ impl<S: ByteSource> FileReader<S> {
             let range = self.child_range(node, i, node.end_offset)?;
             match node.node_type {
                 NodeType::InternalDevice => {
-                    let child = self.read_node(range, IndexLevel::Device)?;
-                    self.shape_walk(&child, depth + 1, shape)?;
+                    let child = self.read_node(range, IndexLevel::Device, walk)?;
+                    self.shape_walk(&child, depth + 1, shape, walk)?;
                 }
                 NodeType::LeafDevice => {
-                    let child = self.read_node(range, IndexLevel::Measurement)?;
-                    self.shape_walk(&child, 1, shape)?;
+                    let child = self.read_node(range, IndexLevel::Measurement, walk)?;
+                    self.shape_walk(&child, 1, shape, walk)?;
                 }
                 NodeType::InternalMeasurement => {
-                    let child = self.read_node(range, IndexLevel::Measurement)?;
-                    self.shape_walk(&child, depth + 1, shape)?;
+                    let child = self.read_node(range, IndexLevel::Measurement, walk)?;
+                    self.shape_walk(&child, depth + 1, shape, walk)?;
                 }
                 NodeType::LeafMeasurement => {}
             }

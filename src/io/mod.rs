@@ -17,6 +17,7 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 
 use crate::error::{Result, TsFileError};
+use crate::format::reader::StructureOptions;
 use crate::format::{ByteSource, FileReader};
 
 /// A byte source holding only some ranges of a file, fetched beforehand.
@@ -137,6 +138,19 @@ pub const FOOTER_PREFETCH: u64 = 64 << 10;
 /// Open a file of `size` bytes in an object store: fetch the head, the tail and the whole
 /// footer region (`meta_offset ..`, index area and TsFileMetadata) and parse it.
 pub async fn open_object(store: &Arc<dyn ObjectStore>, location: &Path, size: u64) -> Result<FileReader<RangeSource>> {
+    open_object_with(store, location, size, crate::read::DEFAULT_MAX_METADATA_BYTES).await
+}
+
+/// [`open_object`] with a limit on the TsFileMetadata size, checked against the tail's
+/// length field before the metadata is fetched (option `max_metadata_bytes`).
+pub async fn open_object_with(
+    store: &Arc<dyn ObjectStore>,
+    location: &Path,
+    size: u64,
+    max_metadata_bytes: u64,
+) -> Result<FileReader<RangeSource>> {
+    let max_metadata_bytes = if max_metadata_bytes == 0 { crate::read::DEFAULT_MAX_METADATA_BYTES } else { max_metadata_bytes };
+    let structure = StructureOptions { max_metadata_size: max_metadata_bytes, ..Default::default() };
     let mut src = RangeSource::new(size);
     let tail_start = size.saturating_sub(FOOTER_PREFETCH);
     let head_end = size.min(64);
@@ -159,6 +173,13 @@ pub async fn open_object(store: &Arc<dyn ObjectStore>, location: &Path, size: u6
     // The metadata length tells how far back the footer starts.
     let tail = src.read(size.saturating_sub(10)..size).map_err(|e| e.context(format!("reading the tail of {location}")))?;
     let l = tail.get(..4).map(|b| i32::from_be_bytes([b[0], b[1], b[2], b[3]])).unwrap_or(-1);
+    if l >= 0 && l as u64 > max_metadata_bytes {
+        return Err(TsFileError::LimitExceeded {
+            what: "bytes of TsFileMetadata (option max_metadata_bytes)".into(),
+            value: l as u64,
+            limit: max_metadata_bytes,
+        });
+    }
     if l >= 0 && (l as u64) + 10 > size - tail_start {
         let need_start = size.saturating_sub(l as u64 + 10);
         for (o, b) in fetch_ranges(store, location, vec![need_start..tail_start]).await? {
@@ -166,13 +187,13 @@ pub async fn open_object(store: &Arc<dyn ObjectStore>, location: &Path, size: u6
         }
     }
     // Parse TsFileMetadata with what we have, then fetch the index area before it.
-    let first = FileReader::open(src.clone());
+    let first = FileReader::open_with(src.clone(), structure);
     let reader = match first {
         Ok(r) => r,
         Err(e) => match e.root() {
             TsFileError::Corrupt { what, .. } if what == "range read" => {
                 // meta_offset lies before the fetched region: fetch everything from it.
-                return open_whole_footer(store, location, size, src).await;
+                return open_whole_footer(store, location, size, src, structure).await;
             }
             _ => return Err(e),
         },
@@ -187,7 +208,13 @@ pub async fn open_object(store: &Arc<dyn ObjectStore>, location: &Path, size: u6
     Ok(reader.with_source(src))
 }
 
-async fn open_whole_footer(store: &Arc<dyn ObjectStore>, location: &Path, size: u64, src: RangeSource) -> Result<FileReader<RangeSource>> {
+async fn open_whole_footer(
+    store: &Arc<dyn ObjectStore>,
+    location: &Path,
+    size: u64,
+    src: RangeSource,
+    structure: StructureOptions,
+) -> Result<FileReader<RangeSource>> {
     // Without meta_offset yet, parse TsFileMetadata from the tail bytes directly.
     let tail = src.read(size.saturating_sub(10)..size)?;
     let l = tail.get(..4).map(|b| i32::from_be_bytes([b[0], b[1], b[2], b[3]])).unwrap_or(-1);
@@ -199,7 +226,7 @@ async fn open_whole_footer(store: &Arc<dyn ObjectStore>, location: &Path, size: 
     for (o, b) in fetch_ranges(store, location, vec![md.meta_offset..meta_start]).await? {
         src.insert(o, b);
     }
-    FileReader::open(src)
+    FileReader::open_with(src, structure)
 }
 
 /// Fetch a whole object (small files, tests).

@@ -12,7 +12,7 @@ use crate::format::chunk::{PageIter, RawPage};
 use crate::format::{ByteSource, ChunkHeader, ChunkMetadata, FileReader, Statistics, TimeseriesMetadata, TsDataType};
 use crate::read::column::ColumnBuilder;
 use crate::read::page::{decode_times, payload, split_value_page, time_window};
-use crate::read::ReadOptions;
+use crate::read::{DecodeBudget, ReadOptions};
 
 /// The chunks of one chunk group of an aligned device.
 #[derive(Debug, Clone)]
@@ -101,13 +101,27 @@ pub struct DecodedGroup {
 
 /// Decode one chunk group of an aligned device; `types` are the value columns' types.
 /// Pages are skipped when their time statistics miss `opts.time_range` or `page_filter`
-/// rejects them.
+/// rejects them. The decoded bytes count against a budget of `opts.max_decoded_bytes` for
+/// this call alone; see [`read_chunk_group_in`] to share one budget across calls.
 pub fn read_chunk_group<S: ByteSource>(
     file: &FileReader<S>,
     group: &AlignedChunkGroup,
     types: &[TsDataType],
     opts: &ReadOptions,
     page_filter: Option<PageFilter<'_>>,
+) -> Result<DecodedGroup> {
+    read_chunk_group_in(file, group, types, opts, page_filter, &DecodeBudget::for_options(opts))
+}
+
+/// [`read_chunk_group`], charging the decoded bytes to `budget` (one read or query): each
+/// page is checked against what is left before its buffers are allocated.
+pub fn read_chunk_group_in<S: ByteSource>(
+    file: &FileReader<S>,
+    group: &AlignedChunkGroup,
+    types: &[TsDataType],
+    opts: &ReadOptions,
+    page_filter: Option<PageFilter<'_>>,
+    budget: &DecodeBudget,
 ) -> Result<DecodedGroup> {
     let mut out = DecodedGroup { times: Vec::new(), columns: Vec::with_capacity(types.len()), pages_total: 0, pages_pruned: 0 };
     for t in types {
@@ -205,8 +219,12 @@ pub fn read_chunk_group<S: ByteSource>(
             continue;
         }
         let r = (|| {
-            let data = payload(compression, page, &mut buf)?;
-            decode_times(encoding, data, Some(stats.count), &opts.decode, &mut page_times)
+            // A count no page may hold is reported as such before the budget is consulted.
+            crate::encoding::check_count(usize::try_from(stats.count)?, 64, &opts.decode, "time")?;
+            budget.check(stats.count.saturating_mul(8))?;
+            let data = payload(compression, page, &mut buf, &opts.decode)?;
+            decode_times(encoding, data, Some(stats.count), &opts.decode, &mut page_times)?;
+            budget.charge(page_times.len() as u64 * 8)
         })();
         r.with_context(|| format!("time chunk at offset {}, page {i} at offset {}", h.offset, page.header.offset))?;
         let window = time_window(&page_times, opts.time_range);
@@ -218,10 +236,15 @@ pub fn read_chunk_group<S: ByteSource>(
     for ((pages, vc), builder) in value_pages.iter().zip(&value_chunks).zip(out.columns.iter_mut()) {
         match (pages, vc) {
             (Some(pages), Some((chunk, _))) if !pages.is_empty() => {
-                decode_value_pages(&chunk.header, pages, &plans, opts, builder)?;
+                decode_value_pages(&chunk.header, pages, &plans, opts, builder, budget)?;
             }
             // Absent chunk, or data_size = 0: every row of the group is null.
-            _ => builder.append_nulls(kept)?,
+            _ => {
+                let bytes = builder.min_bytes_for(kept) as u64;
+                budget.check(bytes)?;
+                builder.append_nulls(kept)?;
+                budget.charge(bytes)?;
+            }
         }
         if builder.len() != kept {
             return Err(TsFileError::corrupt(
@@ -240,18 +263,23 @@ fn decode_value_pages(
     plans: &[PagePlan],
     opts: &ReadOptions,
     builder: &mut ColumnBuilder,
+    budget: &DecodeBudget,
 ) -> Result<()> {
     let encoding = h.encoding()?;
     let compression = h.compression()?;
     let mut buf = Vec::new();
     for (i, (page, plan)) in pages.iter().zip(plans).enumerate() {
         let PagePlan::Keep { rows, keep } = plan else { continue };
+        let before = builder.byte_size();
         if page.header.is_empty_value_page {
+            budget.check(builder.min_bytes_for(keep.len()) as u64)?;
             builder.append_nulls(keep.len())?;
+            budget.charge(builder.byte_size().saturating_sub(before) as u64)?;
             continue;
         }
         let r = (|| {
-            let data = payload(compression, page, &mut buf)?;
+            budget.check(builder.min_bytes_for(keep.len()) as u64)?;
+            let data = payload(compression, page, &mut buf, &opts.decode)?;
             let vp = split_value_page(data)?;
             if vp.rows != *rows {
                 return Err(TsFileError::corrupt(
@@ -260,7 +288,8 @@ fn decode_value_pages(
                     format!("{} rows, the time page has {rows}", vp.rows),
                 ));
             }
-            builder.append_with_bitmap(encoding, vp.values, vp.bitmap, vp.rows, keep.clone(), &opts.decode)
+            builder.append_with_bitmap(encoding, vp.values, vp.bitmap, vp.rows, keep.clone(), &opts.decode)?;
+            budget.charge(builder.byte_size().saturating_sub(before) as u64)
         })();
         r.with_context(|| format!("value chunk at offset {}: series '{}', page {i} at offset {}", h.offset, h.measurement, page.header.offset))?;
     }

@@ -10,13 +10,24 @@ use crate::format::chunk::PageIter;
 use crate::format::{ByteSource, FileReader, TimeseriesMetadata};
 use crate::read::column::ColumnBuilder;
 use crate::read::page::{decode_times, payload, split_nonaligned, time_window};
-use crate::read::ReadOptions;
+use crate::read::{DecodeBudget, ReadOptions};
 
-/// Decode a whole non-aligned series (all its chunks, in file order) within the time range.
+/// Decode a whole non-aligned series (all its chunks, in file order) within the time range,
+/// with a budget of `opts.max_decoded_bytes` for this call alone.
 pub fn read_series<S: ByteSource>(
     file: &FileReader<S>,
     series: &TimeseriesMetadata,
     opts: &ReadOptions,
+) -> Result<(Vec<i64>, ColumnBuilder)> {
+    read_series_in(file, series, opts, &DecodeBudget::for_options(opts))
+}
+
+/// [`read_series`], charging the decoded bytes to `budget` (one read or query).
+pub fn read_series_in<S: ByteSource>(
+    file: &FileReader<S>,
+    series: &TimeseriesMetadata,
+    opts: &ReadOptions,
+    budget: &DecodeBudget,
 ) -> Result<(Vec<i64>, ColumnBuilder)> {
     let mut times = Vec::new();
     let mut values = ColumnBuilder::new(series.data_type)?;
@@ -50,13 +61,17 @@ pub fn read_series<S: ByteSource>(
                 }
             }
             let r = (|| {
-                let data = payload(compression, &page, &mut buf)?;
+                let rows = usize::try_from(stats.count)?;
+                crate::encoding::check_count(rows, 64, &opts.decode, "time")?;
+                budget.check(stats.count.saturating_mul(8).saturating_add(values.min_bytes_for(rows) as u64))?;
+                let data = payload(compression, &page, &mut buf, &opts.decode)?;
                 let (time_stream, value_stream) = split_nonaligned(data)?;
                 decode_times(opts.nonaligned_time_encoding, time_stream, Some(stats.count), &opts.decode, &mut page_times)?;
                 let keep = time_window(&page_times, opts.time_range);
+                let before = values.byte_size();
                 values.append_range(encoding, value_stream, page_times.len(), keep.clone(), &opts.decode)?;
                 times.extend_from_slice(page_times.get(keep).unwrap_or(&[]));
-                Ok(())
+                budget.charge((page_times.len() * 8 + values.byte_size().saturating_sub(before)) as u64)
             })();
             r.with_context(|| format!("series '{}', page {i} at offset {}", series.measurement, page.header.offset))?;
         }

@@ -16,9 +16,17 @@ use crate::error::{Result, TsFileError};
 use crate::format::chunk::RawPage;
 use crate::format::{Compression, Cursor, Encoding};
 
-/// The decompressed payload of a page: borrowed when stored uncompressed.
-pub fn payload<'a>(compression: Compression, page: &RawPage<'a>, buf: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+/// The decompressed payload of a page: borrowed when stored uncompressed. A declared
+/// `uncompressed_size` above `opts.max_page_bytes` is rejected before anything is allocated.
+pub fn payload<'a>(compression: Compression, page: &RawPage<'a>, buf: &'a mut Vec<u8>, opts: &DecodeOptions) -> Result<&'a [u8]> {
     let size = page.header.uncompressed_size as usize;
+    if size > opts.max_page_bytes {
+        return Err(TsFileError::LimitExceeded {
+            what: "uncompressed size of one page (option max_page_bytes)".into(),
+            value: size as u64,
+            limit: opts.max_page_bytes as u64,
+        });
+    }
     if compression == Compression::Uncompressed {
         if page.data.len() != size {
             return Err(TsFileError::Decompress {
@@ -45,7 +53,26 @@ pub fn split_nonaligned(payload: &[u8]) -> Result<(&[u8], &[u8])> {
 pub fn decode_times(encoding: Encoding, data: &[u8], count: Option<u64>, opts: &DecodeOptions, out: &mut Vec<i64>) -> Result<()> {
     out.clear();
     match (encoding, count) {
-        (Encoding::Plain | Encoding::Ts2Diff, _) => encoding::decode_time(encoding, data, out, opts)?,
+        (Encoding::Plain | Encoding::Ts2Diff, Some(n)) => {
+            // Stop decoding as soon as the stream holds more timestamps than the statistics
+            // count: a corrupt stream never allocates beyond what the page claims.
+            let n_values = usize::try_from(n)?;
+            encoding::check_count(n_values, 64, opts, "time")?;
+            let capped = DecodeOptions { max_page_values: n_values, ..*opts };
+            match encoding::decode_time(encoding, data, out, &capped) {
+                Err(TsFileError::LimitExceeded { .. }) => {
+                    return Err(TsFileError::corrupt(
+                        "time stream",
+                        None,
+                        format!(
+                            "{encoding} stream holds more than the {n} timestamps the statistics count (is the time encoding right?)"
+                        ),
+                    ))
+                }
+                r => r?,
+            }
+        }
+        (Encoding::Plain | Encoding::Ts2Diff, None) => encoding::decode_time(encoding, data, out, opts)?,
         (e, Some(n)) => encoding::decode_i64(e, data, usize::try_from(n)?, out, opts)?,
         (e, None) => {
             return Err(TsFileError::unsupported(format!("time stream encoding {e} in a page without statistics")))
@@ -126,6 +153,47 @@ mod tests {
         assert_eq!((v.rows, v.bitmap, v.values), (9, &[0xff, 0x80][..], &[7][..]));
         assert!(split_value_page(&[0xff, 0xff, 0xff, 0xff]).is_err());
         assert!(split_value_page(&[0, 0, 0, 17, 0]).is_err());
+    }
+
+    #[test]
+    fn test_decode_times_stops_at_the_statistics_count() {
+        let data = crate::encoding::ts2diff::encode::i64(&(0..1000).collect::<Vec<_>>());
+        let opts = DecodeOptions::default();
+        let mut out = Vec::new();
+        decode_times(Encoding::Ts2Diff, &data, Some(1000), &opts, &mut out).unwrap();
+        assert_eq!(out.len(), 1000);
+        // Statistics that count fewer points than the stream holds: corrupt, and decoding
+        // stops at the count (no more than it is produced or reserved).
+        let e = decode_times(Encoding::Ts2Diff, &data, Some(10), &opts, &mut out).unwrap_err();
+        assert!(matches!(&e, TsFileError::Corrupt { what, .. } if what == "time stream"), "{e:?}");
+        assert!(e.to_string().contains("more than the 10 timestamps"), "{e}");
+        assert!(out.len() <= 10);
+        // A count above the page limit names the option before anything is decoded.
+        let small = DecodeOptions { max_page_values: 100, ..opts };
+        let e = decode_times(Encoding::Ts2Diff, &data, Some(1000), &small, &mut out).unwrap_err();
+        assert!(e.to_string().contains("(option max_page_values)"), "{e}");
+        let e = decode_times(Encoding::Plain, &[0; 16], Some(u64::from(u32::MAX)), &opts, &mut out).unwrap_err();
+        assert!(matches!(e, TsFileError::LimitExceeded { .. }), "{e:?}");
+    }
+
+    #[test]
+    fn test_payload_rejects_pages_above_max_page_bytes() {
+        use crate::format::chunk::PageHeader;
+        let header = PageHeader {
+            offset: 0,
+            uncompressed_size: 5000,
+            compressed_size: 3,
+            statistics: None,
+            is_empty_value_page: false,
+            data_offset: 2,
+        };
+        let page = RawPage { header, data: &[1, 2, 3] };
+        let opts = DecodeOptions { max_page_bytes: 4096, ..Default::default() };
+        let mut buf = Vec::new();
+        let e = payload(Compression::Zstd, &page, &mut buf, &opts).unwrap_err();
+        assert!(matches!(e, TsFileError::LimitExceeded { value: 5000, limit: 4096, .. }), "{e:?}");
+        assert!(e.to_string().contains("(option max_page_bytes)"));
+        assert_eq!(buf.capacity(), 0);
     }
 
     #[test]
