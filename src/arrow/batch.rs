@@ -20,6 +20,9 @@ pub enum ColumnSource {
     Tag(usize),
     /// A column with no stored values (ATTRIBUTE, or absent from this file): all null.
     Null(DataType),
+    /// A string column holding one value (or null) on every row, as a dictionary like TAG
+    /// columns: a tree-model device's path and path levels.
+    Const(Option<String>),
     /// Decoded FIELD column `i` of the group.
     Field(usize),
 }
@@ -51,6 +54,7 @@ pub fn assemble_batches(
             ColumnSource::Time => times.clone(),
             ColumnSource::Tag(seg) => tag_array(device.segment(*seg), rows),
             ColumnSource::Null(ty) => new_null_array(ty, rows),
+            ColumnSource::Const(v) => tag_array(v.as_deref(), rows),
             ColumnSource::Field(i) => field_arrays
                 .get_mut(*i)
                 .and_then(Option::take)

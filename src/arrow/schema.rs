@@ -124,6 +124,12 @@ pub fn table_arrow_schema(schema: &TableSchema, unit: TimeUnit) -> Result<Schema
     Ok(Arc::new(Schema::new(fields)))
 }
 
+/// A TAG-like string column (`Dictionary(Int32, Utf8)`, category `TAG`, type `STRING`) that
+/// is not stored in a table schema: a tree-model table's `device` and path level columns.
+pub fn tag_field(name: &str, nullable: bool) -> Field {
+    with_meta(Field::new(name, tag_data_type(), nullable), "TAG", TsDataType::String.name())
+}
+
 /// The Arrow field of a tree-model measurement.
 pub fn measurement_field(name: &str, data_type: TsDataType, unit: TimeUnit) -> Result<Field> {
     Ok(with_meta(Field::new(name, value_data_type(data_type, unit)?, true), "FIELD", data_type.name()))

@@ -3,7 +3,8 @@
 //!
 //! * `infer_schema` reads each file's footer (cached), picks the table (option `table`, or
 //!   the only table of the files) and merges the files' schemas by column name; the same
-//!   column with different types in two files is an error naming both.
+//!   column with different types in two files is an error naming both. A tree-model path
+//!   prefix is a table too (see [`crate::datafusion::tree`]).
 //! * `infer_stats` gives exact row counts, time bounds and per-column min/max/null counts
 //!   from the series statistics, so `count(*)`, `min(time)` and `max(int_col)` need no page.
 
@@ -29,6 +30,7 @@ use crate::datafusion::metadata::{FileMeta, MetadataCache};
 use crate::datafusion::options::TsFileReadOptions;
 use crate::datafusion::pruning::{column_roles, tag_column_stat, time_column_stat, value_column_stat, ColumnRole, ColumnStat};
 use crate::datafusion::source::TsFileSource;
+use crate::datafusion::tree::{tree_file_statistics, tree_schema};
 use crate::error::TsFileError;
 
 /// The file extension (without the dot).
@@ -98,14 +100,15 @@ impl TsFileFormat {
         &self.cache
     }
 
-    /// Choose the table: the option, or the only table of all files.
+    /// Choose the table: the option, or the only table (table-model table or tree-model
+    /// path prefix) of all files.
     fn pick_table(&self, metas: &[(Arc<FileMeta>, &ObjectMeta)]) -> Result<String> {
         if let Some(t) = &self.options.table {
             return Ok(t.clone());
         }
         let mut names: Vec<String> = Vec::new();
         for (m, _) in metas {
-            for n in m.table_names() {
+            for n in m.sql_table_names() {
                 if !names.contains(&n) {
                     names.push(n);
                 }
@@ -115,9 +118,7 @@ impl TsFileFormat {
             1 => Ok(names.remove(0)),
             0 => {
                 let loc = metas.first().map(|(m, _)| m.location.clone()).unwrap_or_default();
-                Err(df_err(TsFileError::unsupported(format!(
-                    "{loc}: no table-model table in the file(s) (tree-model TsFiles are not supported by SQL yet)"
-                ))))
+                Err(DataFusionError::Plan(format!("{loc}: no table in the file(s) (an empty TsFile?)")))
             }
             _ => Err(DataFusionError::Plan(format!(
                 "the TsFile(s) hold several tables ({}); choose one with OPTIONS ('table' '<name>')",
@@ -256,32 +257,39 @@ impl FileFormat for TsFileFormat {
     async fn infer_schema(&self, _state: &dyn Session, store: &Arc<dyn ObjectStore>, objects: &[ObjectMeta]) -> Result<SchemaRef> {
         let mut metas = Vec::with_capacity(objects.len());
         for o in objects {
-            let (m, _) = self.cache.get(store, o).await.map_err(df_err)?;
+            let (m, _) = self.cache.get_with(store, o, self.options.read.max_metadata_bytes).await.map_err(df_err)?;
             metas.push((m, o));
         }
         let table = self.pick_table(&metas)?;
         let mut schemas = Vec::with_capacity(metas.len());
+        let mut trees = Vec::new();
         for (m, o) in &metas {
             match m.reader.metadata().table_schema(&table) {
                 Some(ts) => schemas.push((table_arrow_schema(ts, self.options.time_unit).map_err(df_err)?, o.location.to_string())),
                 None if m.reader.metadata().table_root(&table).is_some() => {
-                    return Err(df_err(TsFileError::unsupported(format!(
-                        "{}: '{table}' is a tree-model path prefix; SQL over tree-model data is not supported yet",
-                        o.location
-                    ))))
+                    let tree = m.tree(&table).map_err(|e| df_err(e.in_file(&o.location)))?;
+                    trees.push((tree, o.location.to_string()));
                 }
                 None => {}
             }
         }
-        if schemas.is_empty() {
-            return Err(DataFusionError::Plan(format!("no file holds table '{table}'")));
+        match (schemas.first(), trees.first()) {
+            (None, None) => Err(DataFusionError::Plan(format!("no file holds table '{table}'"))),
+            (Some(_), None) => merge_schemas(&schemas),
+            (None, Some(_)) => tree_schema(&trees, &self.options),
+            (Some((_, table_file)), Some((_, tree_file))) => Err(DataFusionError::Plan(format!(
+                "'{table}' is a table-model table in {table_file} but a tree-model path prefix in {tree_file}"
+            ))),
         }
-        merge_schemas(&schemas)
     }
 
     async fn infer_stats(&self, _state: &dyn Session, store: &Arc<dyn ObjectStore>, table_schema: SchemaRef, object: &ObjectMeta) -> Result<Statistics> {
-        let (m, _) = self.cache.get(store, object).await.map_err(df_err)?;
+        let (m, _) = self.cache.get_with(store, object, self.options.read.max_metadata_bytes).await.map_err(df_err)?;
         let table = self.pick_table(&[(m.clone(), object)])?;
+        if m.reader.metadata().table_schema(&table).is_none() && m.reader.metadata().table_root(&table).is_some() {
+            let tree = m.tree(&table).map_err(|e| df_err(e.in_file(&object.location)))?;
+            return Ok(tree_file_statistics(&tree, &table_schema));
+        }
         if m.reader.metadata().table_schema(&table).is_none() {
             // This file lacks the table: it contributes no rows.
             let mut s = Statistics::new_unknown(&table_schema);

@@ -1,6 +1,7 @@
 //! Per-file metadata for the DataFusion layer: the parsed footer and index area of each file,
 //! cached so a repeated query does not read footers again, and the per-table view of its
-//! devices (time series + field series) that planning and pruning work from.
+//! devices (time series + field series) that planning and pruning work from — per
+//! table-model table ([`TableMeta`]) and per tree-model path prefix ([`TreeMeta`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -8,9 +9,10 @@ use std::time::Instant;
 
 use object_store::{ObjectMeta, ObjectStore};
 
+use crate::datafusion::tree::TreeMeta;
 use crate::error::{Result, TsFileError};
 use crate::format::{DeviceId, FileReader, TableSchema, TimeseriesMetadata};
-use crate::io::{open_object, RangeSource};
+use crate::io::{open_object_with, RangeSource};
 
 /// One device of a table: its time series and field series.
 #[derive(Debug, Clone)]
@@ -50,6 +52,7 @@ pub struct FileMeta {
     /// The object's path (for error messages).
     pub location: String,
     tables: Mutex<HashMap<String, Arc<TableMeta>>>,
+    trees: Mutex<HashMap<String, Arc<TreeMeta>>>,
     chunk_starts: std::sync::OnceLock<std::result::Result<Vec<u64>, String>>,
 }
 
@@ -83,6 +86,34 @@ impl FileMeta {
         self.reader.metadata().table_schemas.iter().map(|t| t.name.clone()).collect()
     }
 
+    /// Keys of the device index without a table schema: tree-model path prefixes, each one
+    /// tree table (see [`crate::datafusion::tree`]).
+    pub fn tree_keys(&self) -> Vec<String> {
+        let md = self.reader.metadata();
+        md.table_index.iter().filter(|t| md.table_schema(&t.name).is_none()).map(|t| t.name.clone()).collect()
+    }
+
+    /// Every SQL table of the file: the table-model tables, then the tree-model keys.
+    pub fn sql_table_names(&self) -> Vec<String> {
+        let mut names = self.table_names();
+        names.extend(self.tree_keys());
+        names
+    }
+
+    /// The per-key view of a tree-model path prefix (computed once).
+    pub fn tree(&self, key: &str) -> Result<Arc<TreeMeta>> {
+        if let Ok(map) = self.trees.lock() {
+            if let Some(t) = map.get(key) {
+                return Ok(t.clone());
+            }
+        }
+        let t = Arc::new(TreeMeta::load(&self.reader, key)?);
+        if let Ok(mut map) = self.trees.lock() {
+            map.insert(key.to_string(), t.clone());
+        }
+        Ok(t)
+    }
+
     /// The per-table view (computed once).
     pub fn table(&self, name: &str) -> Result<Arc<TableMeta>> {
         if let Ok(map) = self.tables.lock() {
@@ -93,9 +124,7 @@ impl FileMeta {
         let schema = self.reader.metadata().table_schema(name).cloned().ok_or_else(|| {
             let tree = self.reader.metadata().table_root(name).is_some();
             if tree {
-                TsFileError::unsupported(format!(
-                    "'{name}' is a tree-model path prefix; SQL over tree-model data is not supported yet"
-                ))
+                TsFileError::InvalidArgument(format!("'{name}' is a tree-model path prefix, not a table-model table"))
             } else {
                 TsFileError::NotFound { what: format!("table '{name}' (tables: {})", self.table_names().join(", ")) }
             }
@@ -149,18 +178,35 @@ impl MetadataCache {
     /// The metadata of `meta`'s object, loaded on first use. Returns it and the load time
     /// in nanoseconds (0 on a cache hit).
     pub async fn get(&self, store: &Arc<dyn ObjectStore>, meta: &ObjectMeta) -> Result<(Arc<FileMeta>, u64)> {
+        self.get_with(store, meta, crate::read::DEFAULT_MAX_METADATA_BYTES).await
+    }
+
+    /// [`MetadataCache::get`] with a limit on the TsFileMetadata size (option
+    /// `max_metadata_bytes`), also enforced on a cache hit.
+    pub async fn get_with(&self, store: &Arc<dyn ObjectStore>, meta: &ObjectMeta, max_metadata_bytes: u64) -> Result<(Arc<FileMeta>, u64)> {
+        let max_metadata_bytes = if max_metadata_bytes == 0 { crate::read::DEFAULT_MAX_METADATA_BYTES } else { max_metadata_bytes };
         let key = Self::key(store, meta);
-        if let Ok(entries) = self.entries.lock() {
-            if let Some((_, m)) = entries.iter().find(|(k, _)| *k == key) {
-                return Ok((m.clone(), 0));
+        let cached = self.entries.lock().ok().and_then(|e| e.iter().find(|(k, _)| *k == key).map(|(_, m)| m.clone()));
+        if let Some(m) = cached {
+            if m.reader.metadata_len() > max_metadata_bytes {
+                let e = TsFileError::LimitExceeded {
+                    what: "bytes of TsFileMetadata (option max_metadata_bytes)".into(),
+                    value: m.reader.metadata_len(),
+                    limit: max_metadata_bytes,
+                };
+                return Err(e.in_file(&meta.location));
             }
+            return Ok((m, 0));
         }
         let start = Instant::now();
-        let reader = open_object(store, &meta.location, meta.size).await.map_err(|e| e.in_file(&meta.location))?;
+        let reader = open_object_with(store, &meta.location, meta.size, max_metadata_bytes)
+            .await
+            .map_err(|e| e.in_file(&meta.location))?;
         let fm = Arc::new(FileMeta {
             reader,
             location: meta.location.to_string(),
             tables: Mutex::new(HashMap::new()),
+            trees: Mutex::new(HashMap::new()),
             chunk_starts: std::sync::OnceLock::new(),
         });
         let nanos = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);

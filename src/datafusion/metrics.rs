@@ -5,7 +5,8 @@
 //! | `devices_total` | devices of the table owned by the scanned byte ranges |
 //! | `devices_pruned` | devices skipped by tag values or series statistics (no I/O) |
 //! | `chunk_groups_total` / `chunk_groups_pruned` | chunk groups of the remaining devices / skipped by chunk statistics |
-//! | `pages_total` / `pages_pruned` | pages of the read chunk groups / skipped by page statistics (not decompressed) |
+//! | `chunks_total` / `chunks_pruned` | chunks of the non-aligned (tree-model) series of the remaining devices / skipped by chunk statistics |
+//! | `pages_total` / `pages_pruned` | pages of the read chunk groups and non-aligned chunks / skipped by page statistics (not decompressed) |
 //! | `rows_decoded` | rows decoded and returned by the scan |
 //! | `bytes_scanned` | bytes of chunk data fetched |
 //! | `metadata_load_time` | time to fetch and parse footers (zero on a cache hit) |
@@ -25,6 +26,10 @@ pub struct TsFileScanMetrics {
     pub chunk_groups_total: Count,
     /// Chunk groups pruned by chunk statistics.
     pub chunk_groups_pruned: Count,
+    /// Chunks of the non-aligned series of the remaining devices.
+    pub chunks_total: Count,
+    /// Non-aligned chunks pruned by chunk statistics.
+    pub chunks_pruned: Count,
     /// Pages of the chunk groups read.
     pub pages_total: Count,
     /// Pages pruned by page statistics.
@@ -51,6 +56,8 @@ impl TsFileScanMetrics {
             devices_pruned: count("devices_pruned"),
             chunk_groups_total: count("chunk_groups_total"),
             chunk_groups_pruned: count("chunk_groups_pruned"),
+            chunks_total: count("chunks_total"),
+            chunks_pruned: count("chunks_pruned"),
             pages_total: count("pages_total"),
             pages_pruned: count("pages_pruned"),
             rows_decoded: count("rows_decoded"),

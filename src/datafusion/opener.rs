@@ -1,6 +1,7 @@
 //! `TsFileOpener`: scans one file (or one byte range of it) for `DataSourceExec`.
 //!
-//! 1. Load the footer and index (cached) and the table's devices.
+//! 1. Load the footer and index (cached) and the table's devices (a tree-model path prefix
+//!    is scanned by `tree_scan` instead).
 //! 2. Keep the devices whose first chunk starts in this partition's byte range, so a device
 //!    is read whole by exactly one partition.
 //! 3. Prune devices with the predicate against tag values and series statistics.
@@ -21,6 +22,7 @@ use datafusion::datasource::physical_plan::{FileOpenFuture, FileOpener};
 use datafusion::physical_optimizer::pruning::{PruningPredicate, PruningPredicateBuilder};
 use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
 use datafusion::physical_plan::PhysicalExpr;
+use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::ObjectStore;
@@ -31,12 +33,14 @@ use crate::datafusion::format::df_err;
 use crate::datafusion::metadata::{DeviceMeta, FileMeta, MetadataCache, TableMeta};
 use crate::datafusion::metrics::TsFileScanMetrics;
 use crate::datafusion::options::TsFileReadOptions;
+use crate::datafusion::tree_scan::TreeScan;
 use crate::datafusion::pruning::{
     column_roles, tag_column_stat, time_column_stat, unit_of, value_column_stat, ColumnRole, ColumnStat, ContainerStats,
 };
 use crate::format::TsDataType;
 use crate::io::fetch_ranges;
-use crate::read::aligned::{plan_chunk_groups, read_chunk_group, AlignedChunkGroup, GroupPageStats, ValuePageStats};
+use crate::read::aligned::{plan_chunk_groups, read_chunk_group_in, AlignedChunkGroup, GroupPageStats, ValuePageStats};
+use crate::read::DecodeBudget;
 
 /// Opens TsFiles for one partition of a scan.
 #[derive(Debug, Clone)]
@@ -51,6 +55,8 @@ pub struct TsFileOpener {
     pub(crate) limit: Option<usize>,
     pub(crate) metrics: ExecutionPlanMetricsSet,
     pub(crate) partition: usize,
+    /// Decoded bytes of the whole scan, shared by its partitions (option `max_decoded_bytes`).
+    pub(crate) budget: Arc<DecodeBudget>,
 }
 
 impl FileOpener for TsFileOpener {
@@ -59,13 +65,13 @@ impl FileOpener for TsFileOpener {
         Ok(Box::pin(async move {
             let location = file.object_meta.location.clone();
             let metrics = TsFileScanMetrics::new(&this.metrics, this.partition, location.as_ref());
-            let (meta, load_ns) = this.cache.get(&this.store, &file.object_meta).await.map_err(df_err)?;
+            let (meta, load_ns) = this.cache.get_with(&this.store, &file.object_meta, this.options.read.max_metadata_bytes).await.map_err(df_err)?;
             metrics.metadata_load_time.add_duration(Duration::from_nanos(load_ns));
             let projected = Arc::new(this.file_schema.project(&this.file_indices)?);
             let table = match &this.options.table {
                 Some(t) => t.clone(),
                 None => {
-                    let names = meta.table_names();
+                    let names = meta.sql_table_names();
                     match names.as_slice() {
                         [one] => one.clone(),
                         _ => {
@@ -76,17 +82,23 @@ impl FileOpener for TsFileOpener {
                     }
                 }
             };
-            if meta.reader.metadata().table_schema(&table).is_none() {
+            let is_table = meta.reader.metadata().table_schema(&table).is_some();
+            if !is_table && meta.reader.metadata().table_root(&table).is_none() {
                 // The file lacks the table: no rows.
                 return Ok(futures::stream::empty().boxed());
             }
-            let tmeta = meta.table(&table).map_err(|e| df_err(e.in_file(&location)))?;
             // Encrypted page payloads are never read as plaintext.
             if let Some(what) = crate::file::encryption_status(&meta.reader).map_err(|e| df_err(e.in_file(&location)))? {
                 let e = crate::TsFileError::Encrypted { detail: format!("{what}; a key is required to read values") };
                 return Err(df_err(e.in_file(&location)));
             }
             let range = file.range.as_ref().map(|r| (u64::try_from(r.start).unwrap_or(0), u64::try_from(r.end).unwrap_or(u64::MAX)));
+            if !is_table {
+                // A tree-model path prefix.
+                let scan = TreeScan::new(&this, meta.clone(), &table, location.clone(), projected, metrics.clone())?;
+                return Ok(with_limit(scan.stream(range)?, this.limit));
+            }
+            let tmeta = meta.table(&table).map_err(|e| df_err(e.in_file(&location)))?;
             let owned: Vec<usize> = tmeta
                 .devices
                 .iter()
@@ -116,9 +128,9 @@ impl FileOpener for TsFileOpener {
                 batch_size: this.batch_size.max(1),
                 metrics: metrics.clone(),
                 unit: unit_of(&this.file_schema),
+                budget: this.budget.clone(),
             });
             let devices = ctx.prune_devices(owned)?;
-            let limit = this.limit;
             let stream = futures::stream::iter(devices)
                 .then(move |i| {
                     let ctx = ctx.clone();
@@ -126,21 +138,25 @@ impl FileOpener for TsFileOpener {
                 })
                 .map_ok(|batches| futures::stream::iter(batches.into_iter().map(Ok)))
                 .try_flatten();
-            let stream = match limit {
-                None => stream.boxed(),
-                Some(n) => {
-                    let mut seen = 0usize;
-                    stream
-                        .try_take_while(move |b| {
-                            let go = seen < n;
-                            seen += b.num_rows();
-                            futures::future::ready(Ok(go))
-                        })
-                        .boxed()
-                }
-            };
-            Ok(stream)
+            Ok(with_limit(stream.boxed(), this.limit))
         }))
+    }
+}
+
+/// Stop a scan's stream once `limit` rows have been produced.
+fn with_limit(stream: BoxStream<'static, Result<RecordBatch>>, limit: Option<usize>) -> BoxStream<'static, Result<RecordBatch>> {
+    match limit {
+        None => stream,
+        Some(n) => {
+            let mut seen = 0usize;
+            stream
+                .try_take_while(move |b| {
+                    let go = seen < n;
+                    seen += b.num_rows();
+                    futures::future::ready(Ok(go))
+                })
+                .boxed()
+        }
     }
 }
 
@@ -159,6 +175,7 @@ struct ScanContext {
     batch_size: usize,
     metrics: TsFileScanMetrics,
     unit: TimeUnit,
+    budget: Arc<DecodeBudget>,
 }
 
 impl ScanContext {
@@ -256,7 +273,7 @@ impl ScanContext {
                 values: projected_fields.iter().map(|(pos, _)| g.values.get(*pos).cloned().flatten()).collect(),
             };
             let filter: Option<crate::read::aligned::PageFilter<'_>> = if self.pruning.is_some() { Some(&page_filter) } else { None };
-            let mut decoded = read_chunk_group(&view, &sub, &types, &self.options.read, filter)
+            let mut decoded = read_chunk_group_in(&view, &sub, &types, &self.options.read, filter, &self.budget)
                 .map_err(|e| self.err(e.context(format!("device {}", d.device))))?;
             self.metrics.pages_total.add(decoded.pages_total);
             self.metrics.pages_pruned.add(decoded.pages_pruned);

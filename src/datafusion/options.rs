@@ -8,6 +8,13 @@
 //! | `sprintz_product` | `exact` (C++ writer) or `wrapping` (Java writer) | `exact` |
 //! | `pruning` | use statistics to skip devices, chunks and pages | `true` |
 //! | `max_page_values` | values one page may decode to | 16777216 |
+//! | `max_page_bytes` | bytes one page may decompress or decode to | 268435456 (256 MiB) |
+//! | `max_string_bytes` | bytes of one string/blob value or dictionary entry | 67108864 (64 MiB) |
+//! | `max_dictionary_bytes` | bytes of one page's dictionary entries | 67108864 (64 MiB) |
+//! | `max_metadata_bytes` | bytes of a file's TsFileMetadata block | 268435456 (256 MiB) |
+//! | `max_decoded_bytes` | bytes of values one query decodes, over all files and partitions | 4294967296 (4 GiB) |
+//! | `tree_levels` | tree-model tables: add the path levels as columns `level0`, `level1`, ... | `false` |
+//! | `tree_mixed_types` | tree-model tables: a measurement typed differently on two devices is an `error`, or `coerce` it (`DOUBLE` if all numeric, else `Utf8`) | `error` |
 //!
 //! Keys are case-insensitive and may carry the `format.` prefix that `CREATE EXTERNAL TABLE`
 //! adds.
@@ -31,6 +38,23 @@ pub struct TsFileReadOptions {
     pub read: ReadOptions,
     /// Skip devices, chunk groups and pages by statistics (`true` unless disabled).
     pub disable_pruning: bool,
+    /// Tree-model tables: add one nullable column per path level (`level0` = `root`, ...).
+    pub tree_levels: bool,
+    /// Tree-model tables: what to do with a measurement typed differently on two devices.
+    pub tree_mixed_types: TreeMixedTypes,
+}
+
+/// What a tree-model table does with a measurement whose type differs between devices
+/// (or files): option `tree_mixed_types`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum TreeMixedTypes {
+    /// Schema inference fails with an error naming both devices and types (`error`).
+    #[default]
+    Error,
+    /// Read the column as the common type: `DOUBLE` (Float64) when every type is INT32,
+    /// INT64, FLOAT or DOUBLE, otherwise `STRING` (Utf8) (`coerce`). Values are converted
+    /// with Arrow's cast (dates and timestamps as ISO text), BLOBs as `0x`-prefixed hex.
+    Coerce,
 }
 
 impl TsFileReadOptions {
@@ -52,11 +76,23 @@ impl TsFileReadOptions {
         self
     }
 
+    /// Tree-model tables: add the path levels as columns `level0`, `level1`, ...
+    pub fn with_tree_levels(mut self, on: bool) -> Self {
+        self.tree_levels = on;
+        self
+    }
+
+    /// Tree-model tables: how a measurement typed differently on two devices is read.
+    pub fn with_tree_mixed_types(mut self, mode: TreeMixedTypes) -> Self {
+        self.tree_mixed_types = mode;
+        self
+    }
+
     /// Apply `key = value` options (SQL `OPTIONS`); unknown keys are errors.
     pub fn apply(mut self, options: &HashMap<String, String>) -> Result<Self> {
         for (k, v) in options {
             let key = k.to_ascii_lowercase();
-            let key = key.strip_prefix("format.").unwrap_or(&key);
+            let key = key.strip_prefix("format.").or_else(|| key.strip_prefix("tsfile.")).unwrap_or(&key);
             match key {
                 "table" | "table_name" => self.table = Some(v.clone()),
                 "time_unit" => self.time_unit = TimeUnit::parse(v)?,
@@ -81,20 +117,42 @@ impl TsFileReadOptions {
                         TsFileError::InvalidArgument(format!("pruning '{v}': expected true or false"))
                     })?
                 }
-                "max_page_values" => {
-                    self.read.decode.max_page_values = v
-                        .parse()
-                        .map_err(|_| TsFileError::InvalidArgument(format!("max_page_values '{v}': not a number")))?
+                "tree_levels" => {
+                    self.tree_levels = parse_bool(v).ok_or_else(|| {
+                        TsFileError::InvalidArgument(format!("tree_levels '{v}': expected true or false"))
+                    })?
                 }
+                "tree_mixed_types" => {
+                    self.tree_mixed_types = match v.to_ascii_lowercase().as_str() {
+                        "error" => TreeMixedTypes::Error,
+                        "coerce" => TreeMixedTypes::Coerce,
+                        other => {
+                            return Err(TsFileError::InvalidArgument(format!(
+                                "tree_mixed_types '{other}': expected error or coerce"
+                            )))
+                        }
+                    }
+                }
+                "max_page_values" => self.read.decode.max_page_values = parse_limit(key, v)?,
+                "max_page_bytes" => self.read.decode.max_page_bytes = parse_limit(key, v)?,
+                "max_string_bytes" => self.read.decode.max_string_bytes = parse_limit(key, v)?,
+                "max_dictionary_bytes" => self.read.decode.max_dictionary_bytes = parse_limit(key, v)?,
+                "max_metadata_bytes" => self.read.max_metadata_bytes = parse_limit(key, v)?,
+                "max_decoded_bytes" => self.read.max_decoded_bytes = parse_limit(key, v)?,
                 other => {
                     return Err(TsFileError::InvalidArgument(format!(
-                        "unknown TsFile option '{other}' (known: table, time_unit, nonaligned_time_encoding, sprintz_product, pruning, max_page_values)"
+                        "unknown TsFile option '{other}' (known: table, time_unit, nonaligned_time_encoding, sprintz_product, pruning, max_page_values, max_page_bytes, max_string_bytes, max_dictionary_bytes, max_metadata_bytes, max_decoded_bytes, tree_levels, tree_mixed_types)"
                     )))
                 }
             }
         }
         Ok(self)
     }
+}
+
+/// A resource limit: a non-negative integer.
+fn parse_limit<T: std::str::FromStr>(key: &str, v: &str) -> Result<T> {
+    v.trim().parse().map_err(|_| TsFileError::InvalidArgument(format!("{key} '{v}': not a non-negative integer")))
 }
 
 fn parse_bool(v: &str) -> Option<bool> {
@@ -125,6 +183,30 @@ mod tests {
         assert_eq!(o.time_unit, TimeUnit::Microsecond);
         assert_eq!(o.read.nonaligned_time_encoding, Encoding::Plain);
         assert!(o.disable_pruning);
+        let limits: HashMap<String, String> = [
+            ("max_page_values", "10"),
+            ("max_page_bytes", "11"),
+            ("max_string_bytes", "12"),
+            ("max_dictionary_bytes", "13"),
+            ("format.max_metadata_bytes", "14"),
+            ("MAX_DECODED_BYTES", "15"),
+        ]
+        .into_iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+        let o = TsFileReadOptions::default().apply(&limits).unwrap();
+        let d = o.read.decode;
+        assert_eq!((d.max_page_values, d.max_page_bytes, d.max_string_bytes, d.max_dictionary_bytes), (10, 11, 12, 13));
+        assert_eq!((o.read.max_metadata_bytes, o.read.max_decoded_bytes), (14, 15));
+        let neg: HashMap<String, String> = [("max_decoded_bytes".to_string(), "-1".to_string())].into();
+        assert!(TsFileReadOptions::default().apply(&neg).unwrap_err().to_string().contains("max_decoded_bytes '-1'"));
+        let tree: HashMap<String, String> =
+            [("tree_levels", "on"), ("format.tree_mixed_types", "COERCE")].into_iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+        let o = TsFileReadOptions::default().apply(&tree).unwrap();
+        assert!(o.tree_levels);
+        assert_eq!(o.tree_mixed_types, TreeMixedTypes::Coerce);
+        let bad_mode: HashMap<String, String> = [("tree_mixed_types".to_string(), "cast".to_string())].into();
+        assert!(TsFileReadOptions::default().apply(&bad_mode).is_err());
         let bad: HashMap<String, String> = [("colour".to_string(), "red".to_string())].into();
         assert!(TsFileReadOptions::default().apply(&bad).unwrap_err().to_string().contains("unknown TsFile option"));
     }

@@ -57,6 +57,18 @@ impl ColumnValues {
         self.len() == 0
     }
 
+    /// Bytes the values occupy in Arrow layout (booleans as bits, strings as offsets + data).
+    pub fn byte_size(&self) -> usize {
+        match self {
+            ColumnValues::Boolean(b) => b.len().div_ceil(8),
+            ColumnValues::Int32(v) => v.len() * 4,
+            ColumnValues::Int64(v) => v.len() * 8,
+            ColumnValues::Float(v) => v.len() * 4,
+            ColumnValues::Double(v) => v.len() * 8,
+            ColumnValues::Binary(v) => v.offsets.len() * 4 + v.data.len(),
+        }
+    }
+
     fn clear(&mut self) {
         match self {
             ColumnValues::Boolean(b) => *b = BooleanBufferBuilder::new(0),
@@ -159,6 +171,23 @@ impl ColumnBuilder {
         self.len() == 0
     }
 
+    /// Bytes held: values in Arrow layout plus one validity bit per row. The read layer
+    /// charges the growth of this figure against the [`crate::read::DecodeBudget`].
+    pub fn byte_size(&self) -> usize {
+        self.values.byte_size() + self.values.len().div_ceil(8)
+    }
+
+    /// Bytes that `rows` more rows take at least (fixed-width part only; string bytes come
+    /// on top): the amount checked against the budget before a page is decoded.
+    pub fn min_bytes_for(&self, rows: usize) -> usize {
+        let bits = match self.data_type.physical() {
+            Some(PhysicalType::Boolean) => 1,
+            Some(PhysicalType::Int32 | PhysicalType::Float | PhysicalType::Binary) => 32,
+            _ => 64,
+        };
+        rows.saturating_mul(bits + 1).div_ceil(8)
+    }
+
     fn scratch(&mut self) -> ColumnValues {
         match self.scratch.take() {
             Some(mut s) => {
@@ -252,6 +281,17 @@ impl ColumnBuilder {
     pub fn push_value_from(&mut self, src: &ColumnValues, i: usize) -> Result<()> {
         self.values.append_one(src, i)?;
         self.validity.append_non_null();
+        Ok(())
+    }
+
+    /// Append values `range` of `src` (same physical type) as non-null rows.
+    pub fn push_values_from(&mut self, src: &ColumnValues, range: std::ops::Range<usize>) -> Result<()> {
+        if range.end > src.len() || range.start > range.end {
+            return Err(TsFileError::corrupt("column", None, "internal: value range outside the decoded page"));
+        }
+        let n = range.len();
+        self.values.append_range(src, range)?;
+        self.validity.append_n_non_nulls(n);
         Ok(())
     }
 

@@ -13,15 +13,15 @@ use serde_json::Value;
 use crate::common::{file_path, manifest, manifest_files, repo_path};
 use crate::conformance::cell;
 
-fn ctx(partitions: usize) -> SessionContext {
+pub(crate) fn ctx(partitions: usize) -> SessionContext {
     SessionContext::new_with_config(SessionConfig::new().with_target_partitions(partitions))
 }
 
-fn quote(s: &str) -> String {
+pub(crate) fn quote(s: &str) -> String {
     format!("\"{}\"", s.replace('"', "\"\""))
 }
 
-fn rows_of(batches: &[RecordBatch]) -> Vec<Vec<Value>> {
+pub(crate) fn rows_of(batches: &[RecordBatch]) -> Vec<Vec<Value>> {
     let mut out = Vec::new();
     for b in batches {
         for i in 0..b.num_rows() {
@@ -31,7 +31,7 @@ fn rows_of(batches: &[RecordBatch]) -> Vec<Vec<Value>> {
     out
 }
 
-fn block_on<F: std::future::Future>(f: F) -> F::Output {
+pub(crate) fn block_on<F: std::future::Future>(f: F) -> F::Output {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap().block_on(f)
 }
 
@@ -100,7 +100,7 @@ fn test_sql_conformance_every_table() {
 }
 
 /// Sum of a named metric over every `DataSourceExec` of a plan.
-fn metric(plan: &Arc<dyn ExecutionPlan>, name: &str) -> usize {
+pub(crate) fn metric(plan: &Arc<dyn ExecutionPlan>, name: &str) -> usize {
     struct V<'a>(&'a str, usize);
     impl ExecutionPlanVisitor for V<'_> {
         type Error = std::convert::Infallible;
@@ -118,14 +118,14 @@ fn metric(plan: &Arc<dyn ExecutionPlan>, name: &str) -> usize {
     v.1
 }
 
-async fn run(c: &SessionContext, sql: &str) -> (Vec<RecordBatch>, Arc<dyn ExecutionPlan>) {
+pub(crate) async fn run(c: &SessionContext, sql: &str) -> (Vec<RecordBatch>, Arc<dyn ExecutionPlan>) {
     let df = c.sql(sql).await.unwrap();
     let plan = df.create_physical_plan().await.unwrap();
     let batches = collect(plan.clone(), c.task_ctx()).await.unwrap();
     (batches, plan)
 }
 
-fn count_rows(b: &[RecordBatch]) -> usize {
+pub(crate) fn count_rows(b: &[RecordBatch]) -> usize {
     b.iter().map(|b| b.num_rows()).sum()
 }
 
@@ -191,13 +191,13 @@ fn test_sql_count_star_and_min_max_from_statistics() {
 }
 
 /// A tiny deterministic generator for the property test.
-struct Lcg(u64);
+pub(crate) struct Lcg(pub(crate) u64);
 impl Lcg {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         self.0 >> 33
     }
-    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
+    pub(crate) fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
         &v[(self.next() as usize) % v.len()]
     }
 }

@@ -1,0 +1,353 @@
+//! A minimal TsFile v4 writer for tests: shapes the corpus lacks (aligned tree devices,
+//! files holding table-model and tree-model data, a measurement typed differently on two
+//! devices). PLAIN encoding (also for time streams: read non-aligned pages with
+//! `nonaligned_time_encoding = PLAIN`), no compression, no bloom filter, one chunk group per
+//! device, pages of at most `page_points` points (multi-page chunks carry page statistics).
+
+use std::collections::BTreeMap;
+
+/// A value of a series.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Val {
+    Bool(bool),
+    I32(i32),
+    I64(i64),
+    F64(f64),
+    Text(String),
+}
+
+/// TsFile data type ids used here.
+pub const BOOLEAN: u8 = 0;
+pub const INT32: u8 = 1;
+pub const INT64: u8 = 2;
+pub const DOUBLE: u8 = 4;
+pub const TEXT: u8 = 5;
+const VECTOR: u8 = 6;
+pub const STRING: u8 = 11;
+
+/// A non-aligned series: name, type, points.
+pub type Series = (String, u8, Vec<(i64, Val)>);
+
+/// One device's data.
+#[derive(Debug, Clone)]
+pub enum Device {
+    /// Non-aligned series.
+    NonAligned { segments: Vec<String>, series: Vec<Series> },
+    /// Aligned: one time column and value columns `(name, type, one value or null per row)`.
+    Aligned { segments: Vec<String>, times: Vec<i64>, columns: Vec<(String, u8, Vec<Option<Val>>)> },
+}
+
+impl Device {
+    fn segments(&self) -> &[String] {
+        match self {
+            Device::NonAligned { segments, .. } | Device::Aligned { segments, .. } => segments,
+        }
+    }
+}
+
+/// A table-model table schema: TAG columns, then FIELD columns `(name, type)`.
+#[derive(Debug, Clone)]
+pub struct Table {
+    pub name: String,
+    pub tags: Vec<String>,
+    pub fields: Vec<(String, u8)>,
+}
+
+#[derive(Default)]
+struct Buf(Vec<u8>);
+
+impl Buf {
+    fn pos(&self) -> i64 {
+        self.0.len() as i64
+    }
+    fn u8(&mut self, v: u8) {
+        self.0.push(v);
+    }
+    fn i32(&mut self, v: i32) {
+        self.0.extend_from_slice(&v.to_be_bytes());
+    }
+    fn i64(&mut self, v: i64) {
+        self.0.extend_from_slice(&v.to_be_bytes());
+    }
+    fn f64(&mut self, v: f64) {
+        self.0.extend_from_slice(&v.to_be_bytes());
+    }
+    fn uvarint(&mut self, mut v: u64) {
+        while v >= 0x80 {
+            self.0.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        self.0.push(v as u8);
+    }
+    fn varint(&mut self, v: i32) {
+        self.uvarint(((v << 1) ^ (v >> 31)) as u32 as u64);
+    }
+    fn var_str(&mut self, s: &str) {
+        self.varint(s.len() as i32);
+        self.0.extend_from_slice(s.as_bytes());
+    }
+    fn str32(&mut self, s: &str) {
+        self.i32(s.len() as i32);
+        self.0.extend_from_slice(s.as_bytes());
+    }
+    fn bytes(&mut self, b: &[u8]) {
+        self.0.extend_from_slice(b);
+    }
+}
+
+fn device_id(b: &mut Buf, segs: &[String]) {
+    b.uvarint(segs.len() as u64);
+    for s in segs {
+        b.var_str(s);
+    }
+}
+
+fn plain_value(b: &mut Buf, v: &Val) {
+    match v {
+        Val::Bool(x) => b.u8(u8::from(*x)),
+        Val::I32(x) => b.varint(*x),
+        Val::I64(x) => b.i64(*x),
+        Val::F64(x) => b.f64(*x),
+        Val::Text(s) => b.var_str(s),
+    }
+}
+
+/// Statistics of `points` (non-null values with their times) for type `ty`.
+fn statistics(b: &mut Buf, ty: u8, points: &[(i64, &Val)], time_only: bool) {
+    b.uvarint(points.len() as u64);
+    b.i64(points.first().map_or(0, |p| p.0));
+    b.i64(points.last().map_or(0, |p| p.0));
+    if time_only {
+        return;
+    }
+    let vals: Vec<&Val> = points.iter().map(|p| p.1).collect();
+    match ty {
+        BOOLEAN => {
+            let f = |v: Option<&&Val>| matches!(v, Some(Val::Bool(true)));
+            b.u8(u8::from(f(vals.first())));
+            b.u8(u8::from(f(vals.last())));
+            b.i64(vals.iter().filter(|v| matches!(v, Val::Bool(true))).count() as i64);
+        }
+        INT32 => {
+            let xs: Vec<i32> = vals.iter().map(|v| if let Val::I32(x) = v { *x } else { 0 }).collect();
+            for x in [xs.iter().min(), xs.iter().max(), xs.first(), xs.last()] {
+                b.i32(x.copied().unwrap_or(0));
+            }
+            b.i64(xs.iter().map(|x| i64::from(*x)).sum());
+        }
+        INT64 => {
+            let xs: Vec<i64> = vals.iter().map(|v| if let Val::I64(x) = v { *x } else { 0 }).collect();
+            for x in [xs.iter().min(), xs.iter().max(), xs.first(), xs.last()] {
+                b.i64(x.copied().unwrap_or(0));
+            }
+            b.f64(xs.iter().map(|x| *x as f64).sum());
+        }
+        DOUBLE => {
+            let xs: Vec<f64> = vals.iter().map(|v| if let Val::F64(x) = v { *x } else { 0.0 }).collect();
+            let min = xs.iter().copied().fold(f64::INFINITY, f64::min);
+            let max = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            for x in [min, max, xs.first().copied().unwrap_or(0.0), xs.last().copied().unwrap_or(0.0), xs.iter().sum()] {
+                b.f64(x);
+            }
+        }
+        TEXT | STRING => {
+            let xs: Vec<&str> = vals.iter().map(|v| if let Val::Text(s) = v { s.as_str() } else { "" }).collect();
+            b.str32(xs.first().copied().unwrap_or(""));
+            b.str32(xs.last().copied().unwrap_or(""));
+            if ty == STRING {
+                b.str32(xs.iter().min().copied().unwrap_or(""));
+                b.str32(xs.iter().max().copied().unwrap_or(""));
+            }
+        }
+        other => panic!("writer: type {other} not supported"),
+    }
+}
+
+/// A written series: name, type, chunk offset, the statistics bytes of the series.
+struct Written {
+    name: String,
+    ty: u8,
+    offset: i64,
+    stats: Vec<u8>,
+}
+
+/// Write one chunk: `pages` = list of (page payload, page statistics bytes).
+fn chunk(b: &mut Buf, marker_base: u8, name: &str, ty: u8, pages: Vec<(Vec<u8>, Vec<u8>)>) -> i64 {
+    let offset = b.pos();
+    let multi = pages.len() > 1;
+    let mut data = Buf::default();
+    for (payload, stats) in &pages {
+        data.uvarint(payload.len() as u64);
+        data.uvarint(payload.len() as u64);
+        if multi {
+            data.bytes(stats);
+        }
+        data.bytes(payload);
+    }
+    b.u8(marker_base | if multi { 0x01 } else { 0x05 });
+    b.var_str(name);
+    b.uvarint(data.0.len() as u64);
+    b.u8(ty);
+    b.u8(0); // UNCOMPRESSED
+    b.u8(0); // PLAIN
+    b.bytes(&data.0);
+    offset
+}
+
+fn stats_bytes(ty: u8, points: &[(i64, &Val)], time_only: bool) -> Vec<u8> {
+    let mut s = Buf::default();
+    statistics(&mut s, ty, points, time_only);
+    s.0
+}
+
+/// Write a TsFile holding `devices` (one chunk group each, in this order) and `tables`.
+pub fn write_tsfile(devices: &[Device], tables: &[Table], page_points: usize) -> Vec<u8> {
+    let mut b = Buf::default();
+    b.bytes(b"TsFile");
+    b.u8(4);
+    // Per device (by segments): its written series (time column first for aligned).
+    let mut index: BTreeMap<Vec<String>, Vec<Written>> = BTreeMap::new();
+    for d in devices {
+        b.u8(0);
+        device_id(&mut b, d.segments());
+        let mut written = Vec::new();
+        match d {
+            Device::NonAligned { series, .. } => {
+                let mut series = series.clone();
+                series.sort_by(|a, c| a.0.cmp(&c.0));
+                for (name, ty, points) in &series {
+                    let refs: Vec<(i64, &Val)> = points.iter().map(|(t, v)| (*t, v)).collect();
+                    let pages = refs
+                        .chunks(page_points)
+                        .map(|page| {
+                            let mut times = Buf::default();
+                            let mut values = Buf::default();
+                            for (t, v) in page {
+                                times.i64(*t);
+                                plain_value(&mut values, v);
+                            }
+                            let mut payload = Buf::default();
+                            payload.uvarint(times.0.len() as u64);
+                            payload.bytes(&times.0);
+                            payload.bytes(&values.0);
+                            (payload.0, stats_bytes(*ty, page, false))
+                        })
+                        .collect();
+                    let offset = chunk(&mut b, 0x00, name, *ty, pages);
+                    written.push(Written { name: name.clone(), ty: *ty, offset, stats: stats_bytes(*ty, &refs, false) });
+                }
+            }
+            Device::Aligned { times, columns, .. } => {
+                let dummy = Val::I64(0);
+                let rows: Vec<usize> = (0..times.len()).collect();
+                let time_points: Vec<(i64, &Val)> = times.iter().map(|t| (*t, &dummy)).collect();
+                let pages = rows
+                    .chunks(page_points)
+                    .map(|page| {
+                        let mut p = Buf::default();
+                        for &r in page {
+                            p.i64(times[r]);
+                        }
+                        let pts: Vec<(i64, &Val)> = page.iter().map(|&r| (times[r], &dummy)).collect();
+                        (p.0, stats_bytes(VECTOR, &pts, true))
+                    })
+                    .collect();
+                let offset = chunk(&mut b, 0x80, "", VECTOR, pages);
+                written.push(Written { name: String::new(), ty: VECTOR, offset, stats: stats_bytes(VECTOR, &time_points, true) });
+                let mut columns = columns.clone();
+                columns.sort_by(|a, c| a.0.cmp(&c.0));
+                for (name, ty, values) in &columns {
+                    let pages = rows
+                        .chunks(page_points)
+                        .map(|page| {
+                            let mut p = Buf::default();
+                            p.i32(page.len() as i32);
+                            let mut bitmap = vec![0u8; page.len().div_ceil(8)];
+                            let mut vals = Buf::default();
+                            let mut pts = Vec::new();
+                            for (i, &r) in page.iter().enumerate() {
+                                if let Some(v) = &values[r] {
+                                    bitmap[i / 8] |= 0x80 >> (i % 8);
+                                    plain_value(&mut vals, v);
+                                    pts.push((times[r], v));
+                                }
+                            }
+                            p.bytes(&bitmap);
+                            p.bytes(&vals.0);
+                            (p.0, stats_bytes(*ty, &pts, false))
+                        })
+                        .collect();
+                    let offset = chunk(&mut b, 0x40, name, *ty, pages);
+                    let all: Vec<(i64, &Val)> = rows.iter().filter_map(|&r| values[r].as_ref().map(|v| (times[r], v))).collect();
+                    written.push(Written { name: name.clone(), ty: *ty, offset, stats: stats_bytes(*ty, &all, false) });
+                }
+            }
+        }
+        index.insert(d.segments().to_vec(), written);
+    }
+    // Operation index range, then the separator.
+    b.u8(4);
+    b.i64(0);
+    b.i64(0);
+    let meta_offset = b.pos();
+    b.u8(2);
+    // Index area: per device its TimeseriesMetadata run and a leaf measurement node.
+    let mut keys: BTreeMap<String, Vec<(Vec<String>, i64, i64)>> = BTreeMap::new();
+    for (segs, written) in &index {
+        let run = b.pos();
+        for w in written {
+            b.u8(0); // one chunk
+            b.var_str(&w.name);
+            b.u8(w.ty);
+            b.uvarint(8);
+            b.bytes(&w.stats);
+            b.i64(w.offset);
+        }
+        let node = b.pos();
+        b.uvarint(1);
+        b.var_str(&written[0].name);
+        b.i64(run);
+        b.i64(node);
+        b.u8(3);
+        keys.entry(segs[0].clone()).or_default().push((segs.clone(), node, b.pos()));
+    }
+    let mut m = Buf::default();
+    m.uvarint(keys.len() as u64);
+    for (key, devs) in &keys {
+        m.var_str(key);
+        m.uvarint(devs.len() as u64);
+        for (segs, node, _) in devs {
+            device_id(&mut m, segs);
+            m.i64(*node);
+        }
+        m.i64(devs.last().map_or(0, |d| d.2));
+        m.u8(1);
+    }
+    m.uvarint(tables.len() as u64);
+    for t in tables {
+        m.var_str(&t.name);
+        m.uvarint((t.tags.len() + t.fields.len()) as u64);
+        let mut col = |name: &str, ty: u8, category: i32| {
+            m.str32(name);
+            m.u8(ty);
+            m.u8(0);
+            m.u8(0);
+            m.i32(0);
+            m.i32(category);
+        };
+        for tag in &t.tags {
+            col(tag, STRING, 0);
+        }
+        for (f, ty) in &t.fields {
+            col(f, *ty, 1);
+        }
+    }
+    m.i64(meta_offset);
+    m.uvarint(0); // no bloom filter
+    m.varint(0); // no properties
+    let len = m.0.len() as i32;
+    b.bytes(&m.0);
+    b.i32(len);
+    b.bytes(b"TsFile");
+    b.0
+}
