@@ -1,21 +1,32 @@
 //! The `tsfile` command-line tool.
 //!
-//! * `tsfile inspect FILE` — the structure of a TsFile as a readable tree;
-//! * `tsfile inspect --json FILE` — the same as one JSON document;
-//! * `tsfile inspect --scan FILE` — walk the data section forward instead of using the
-//!   footer (works on files whose writer crashed).
+//! * `tsfile sql` — an SQL shell (datafusion-cli with TsFile support): `SELECT … FROM
+//!   'dir/*.tsfile'`, `CREATE EXTERNAL TABLE … STORED AS TSFILE`, `tsfile_metadata('path')`;
+//! * `tsfile export INPUT… --to OUT` — TsFile tables to Parquet, streaming, with progress;
+//! * `tsfile inspect FILE` — the structure of a TsFile as a readable tree (`--json` for one
+//!   JSON document, `--scan` to walk the data section of a file without a footer).
 //!
 //! Errors print as one line on stderr and the exit code is non-zero.
 
+mod export;
 mod inspect;
+mod size;
+mod sql;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-/// Read Apache TsFile files.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// Query, convert and inspect Apache TsFile files.
+///
+/// `tsfile sql` opens a SQL shell where TsFiles are tables; `tsfile export` converts them to
+/// Parquet; `tsfile inspect` shows how a file is laid out. Run `tsfile help <command>` for
+/// each command's flags.
 #[derive(Debug, Parser)]
-#[command(name = "tsfile", version, about, long_about = None)]
+#[command(name = "tsfile", version, about, long_about)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -23,6 +34,19 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// SQL shell over TsFiles (datafusion-cli with TsFile support; same flags).
+    ///
+    /// Without -c or -f it starts an interactive shell. TsFiles are tables directly
+    /// (`SELECT * FROM 'data/sample.tsfile'`, directories and globs too), `CREATE EXTERNAL
+    /// TABLE t STORED AS TSFILE LOCATION 'dir/' OPTIONS ('table' 'weather')` registers one,
+    /// and `SELECT * FROM tsfile_metadata('file-or-dir')` lists every series with its
+    /// encoding, compression and statistics.
+    Sql(sql::SqlArgs),
+    /// Export TsFile tables to Parquet (streaming, bounded memory, progress on a terminal).
+    ///
+    /// `--to out.parquet` writes every input into one file; `--to outdir/` writes one
+    /// Parquet file per input file (and per table when a file holds several).
+    Export(export::ExportArgs),
     /// Show a TsFile's structure: tables, devices, series, chunks, pages, statistics,
     /// bloom filter and properties (no values are decoded).
     Inspect {
@@ -38,22 +62,18 @@ enum Command {
     },
 }
 
-fn run(cli: Cli) -> Result<(), String> {
-    match cli.command {
-        Command::Inspect { json, scan, file } => {
-            let summary = if scan { inspect::scan_summary(&file) } else { inspect::summary(&file) };
-            let summary = summary.map_err(|e| format!("{file}: {e}"))?;
-            let text = if json {
-                serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?
-            } else if scan {
-                inspect::render_scan(&summary)
-            } else {
-                inspect::render(&summary)
-            };
-            print_out(&text);
-            Ok(())
-        }
-    }
+fn inspect(json: bool, scan: bool, file: &str) -> Result<(), String> {
+    let summary = if scan { inspect::scan_summary(file) } else { inspect::summary(file) };
+    let summary = summary.map_err(|e| format!("{file}: {e}"))?;
+    let text = if json {
+        serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?
+    } else if scan {
+        inspect::render_scan(&summary)
+    } else {
+        inspect::render(&summary)
+    };
+    print_out(&text);
+    Ok(())
 }
 
 /// Print to stdout, ending quietly when the reader has gone (e.g. `| head`).
@@ -67,12 +87,29 @@ fn print_out(text: &str) {
     let _ = out.flush();
 }
 
+fn run(cli: Cli) -> Result<(), String> {
+    match cli.command {
+        Command::Inspect { json, scan, file } => inspect(json, scan, &file),
+        Command::Sql(args) => runtime()?.block_on(sql::run(args)),
+        Command::Export(args) => runtime()?.block_on(export::run(args)),
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| format!("cannot start the async runtime: {e}"))
+}
+
+/// One line: DataFusion nests causes over several lines; join them.
+fn one_line(e: &str) -> String {
+    e.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", one_line(&e));
             ExitCode::FAILURE
         }
     }

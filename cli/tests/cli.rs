@@ -117,3 +117,164 @@ fn test_errors_are_one_line() {
     assert!(!ok);
     assert!(err.contains("not a TsFile"), "{err}");
 }
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tsfile-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Run `tsfile` in the repository root (so `data/sample.tsfile` resolves).
+fn tsfile_in_root(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tsfile")).args(args).current_dir(root()).output().unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// `tsfile sql -q --format ndjson -c SQL…`: the rows of the last statement as JSON objects.
+fn sql_rows(commands: &[&str]) -> Vec<serde_json::Value> {
+    let mut args = vec!["sql", "-q", "--format", "nd-json"];
+    for c in commands {
+        args.extend(["-c", c]);
+    }
+    let (ok, out, err) = tsfile_in_root(&args);
+    assert!(ok, "{commands:?}: {err}");
+    out.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}"))).collect()
+}
+
+fn sample_facts() -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(root().join("data/sample.expected.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn test_sql_query_prints_ndjson() {
+    let facts = sample_facts();
+    let rows = sql_rows(&["SELECT region, count(*) AS n FROM 'data/sample.tsfile' GROUP BY region ORDER BY region"]);
+    let want = facts["rows_per_region"].as_object().unwrap();
+    assert_eq!(rows.len(), want.len());
+    for r in &rows {
+        let region = r["region"].as_str().unwrap();
+        assert_eq!(r["n"], want[region], "{region}");
+    }
+}
+
+#[test]
+fn test_create_external_table_then_select() {
+    let facts = sample_facts();
+    let rows = sql_rows(&[
+        "CREATE EXTERNAL TABLE w STORED AS TSFILE LOCATION 'data/' OPTIONS ('tsfile.table' 'weather')",
+        "SELECT count(*) AS n, sum(energy_wh) AS e, count(humidity) AS h, min(day) AS d FROM w",
+    ]);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["n"], facts["row_count"]);
+    assert_eq!(rows[0]["e"], facts["sum_energy_wh"]);
+    assert_eq!(rows[0]["h"], facts["non_null_counts"]["humidity"]);
+    assert_eq!(rows[0]["d"], facts["day_min"]);
+
+    // The same statements from a file (-f), with other output formats.
+    let dir = scratch("sqlfile");
+    let script = dir.join("q.sql");
+    std::fs::write(&script, "CREATE EXTERNAL TABLE w STORED AS TSFILE LOCATION 'data/sample.tsfile';\nSELECT count(DISTINCT device) AS devices FROM w;\n").unwrap();
+    let (ok, out, err) = tsfile_in_root(&["sql", "-q", "--format", "csv", "-f", script.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    assert_eq!(out.trim(), format!("devices\n{}", facts["device_count"]));
+    let (ok, out, err) = tsfile_in_root(&["sql", "-q", "--format", "table", "-c", "SELECT count(*) AS n FROM 'data/sample.tsfile' WHERE device = 'ws-central-0-0'"]);
+    assert!(ok, "{err}");
+    assert!(out.contains(&format!("| {} |", facts["rows_first_device"]["rows"])), "{out}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn test_tsfile_metadata_function() {
+    let facts = sample_facts();
+    let rows = sql_rows(&["SELECT category, count(*) AS series, sum(point_count) AS points, min(start_time) AS t0, max(end_time) AS t1 \
+                          FROM tsfile_metadata('data/sample.tsfile') WHERE category = 'TIME' GROUP BY category"]);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["series"], facts["device_count"]);
+    assert_eq!(rows[0]["points"], facts["row_count"]);
+    assert_eq!(rows[0]["t0"], facts["time_min"]);
+    assert_eq!(rows[0]["t1"], facts["time_max"]);
+    // One field series: its encoding and compression come from the chunk headers.
+    let rows = sql_rows(&["SELECT measurement, data_type, encoding, compression, aligned, chunk_count, \"table\" AS t \
+                          FROM tsfile_metadata('data/sample.tsfile') WHERE device = 'weather.central.central-site-0.ws-central-0-0' ORDER BY measurement"]);
+    let by_name = |n: &str| rows.iter().find(|r| r["measurement"] == n).unwrap_or_else(|| panic!("{n} in {rows:?}")).clone();
+    let t = by_name("temperature");
+    assert_eq!((t["data_type"].as_str(), t["encoding"].as_str(), t["compression"].as_str()), (Some("DOUBLE"), Some("GORILLA"), Some("LZ4")));
+    assert_eq!(t["aligned"], true);
+    assert_eq!(t["t"], "weather");
+    assert_eq!(by_name("status")["encoding"], "PLAIN");
+    assert_eq!(by_name("time")["encoding"], "TS_2DIFF");
+    // Humidity has nulls: the sum of its counts is the non-null count.
+    let rows = sql_rows(&["SELECT sum(point_count) AS n FROM tsfile_metadata('data/') WHERE measurement = 'humidity'"]);
+    assert_eq!(rows[0]["n"], facts["non_null_counts"]["humidity"]);
+}
+
+/// A failing `tsfile sql -c`: one `error: ` line on stderr that contains `needle`.
+fn assert_sql_error(sql: &str, needle: &str) {
+    let (ok, _, err) = tsfile_in_root(&["sql", "-q", "-c", sql]);
+    assert!(!ok, "{sql} succeeded");
+    assert!(err.starts_with("error: "), "{sql}: {err}");
+    assert_eq!(err.lines().count(), 1, "{sql}: {err}");
+    assert!(err.contains(needle), "{sql}: expected '{needle}' in {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn test_sql_errors_are_one_clear_line() {
+    let dir = scratch("sqlerr");
+    let not_tsfile = dir.join("readme.tsfile");
+    std::fs::copy(root().join("README.md"), &not_tsfile).unwrap();
+    let truncated = dir.join("cut.tsfile");
+    let bytes = std::fs::read(root().join("data/sample.tsfile")).unwrap();
+    std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
+    let d = dir.to_str().unwrap();
+
+    assert_sql_error(&format!("SELECT * FROM '{d}/missing.tsfile'"), "missing.tsfile");
+    assert_sql_error(&format!("SELECT * FROM '{d}/readme.tsfile'"), "readme.tsfile");
+    assert_sql_error(&format!("SELECT count(*) FROM '{d}/cut.tsfile'"), "cut.tsfile");
+    assert_sql_error("CREATE EXTERNAL TABLE t STORED AS TSFILE LOCATION 'data/sample.tsfile' OPTIONS ('tsfile.table' 'nope')", "nope");
+    assert_sql_error(&format!("SELECT * FROM tsfile_metadata('{d}/cut.tsfile')"), "cut.tsfile");
+    assert_sql_error("SELECT * FROM tsfile_metadata(42)", "tsfile_metadata");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn test_export_to_parquet_reads_back_the_same_rows() {
+    let facts = sample_facts();
+    let dir = scratch("export");
+    let out = dir.join("north.parquet");
+    let o = out.to_str().unwrap();
+    let (ok, stdout, err) = tsfile_in_root(&["export", "data/sample.tsfile", "--to", o, "--where", "region = 'north'", "--compression", "zstd"]);
+    assert!(ok, "{err}");
+    assert!(stdout.starts_with("exported 200,680 rows"), "{stdout}");
+    assert!(!dir.join("north.parquet.partial").exists());
+    let q = |from: &str| format!("SELECT count(*) AS n, sum(energy_wh) AS e, count(humidity) AS h, count(DISTINCT device) AS d, max(time) AS t FROM {from} WHERE region = 'north'");
+    let from_parquet = sql_rows(&[&q(&format!("'{o}'"))]);
+    let from_tsfile = sql_rows(&[&q("'data/sample.tsfile'")]);
+    assert_eq!(from_parquet, from_tsfile);
+    assert_eq!(from_parquet[0]["n"], facts["rows_per_region"]["north"]);
+
+    // An existing output is kept unless --force.
+    let (ok, _, err) = tsfile_in_root(&["export", "data/sample.tsfile", "--to", o]);
+    assert!(!ok && err.contains("--force"), "{err}");
+    let (ok, _, err) = tsfile_in_root(&["export", "-q", "data/sample.tsfile", "--to", o, "--force"]);
+    assert!(ok, "{err}");
+    assert_eq!(sql_rows(&[&format!("SELECT count(*) AS n FROM '{o}'")])[0]["n"], facts["row_count"]);
+
+    // A directory output: one file per table of a multi-table file.
+    let multi = root().join("tests/data/corpus/files/table_multi_tables.tsfile");
+    let outdir = dir.join("tables");
+    let (ok, stdout, err) = tsfile_in_root(&["export", multi.to_str().unwrap(), "--to", outdir.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    assert_eq!(stdout.lines().count(), 4, "{stdout}");
+    assert!(stdout.contains("exported 0 rows (table never_written)"), "{stdout}");
+    assert!(stdout.contains("exported 273 rows (table events)"), "{stdout}");
+    for t in ["events", "global_counters", "sensors", "never_written"] {
+        assert!(outdir.join(format!("table_multi_tables.{t}.parquet")).is_file(), "{t}: {stdout}");
+    }
+    // Bad input: one clear error line.
+    let (ok, _, err) = tsfile_in_root(&["export", "README.md", "--to", o, "--force"]);
+    assert!(!ok && err.starts_with("error: ") && err.lines().count() == 1, "{err}");
+    std::fs::remove_dir_all(dir).unwrap();
+}

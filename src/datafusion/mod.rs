@@ -16,18 +16,27 @@
 //! * [`source`] and [`opener`]: the scan (projection, pruning, byte-range splits);
 //! * [`pruning`]: statistics of devices, chunk groups and pages as `PruningStatistics`;
 //! * [`metadata`]: the per-file footer cache; [`metrics`]: `EXPLAIN ANALYZE` counters;
-//! * [`table`]: `TsFileTable` and registration helpers; [`options`]: table options.
+//! * [`table`]: `TsFileTable` and registration helpers; [`options`]: table options;
+//! * [`tree`]: tree-model TsFiles as tables (one per path prefix, "align by device");
+//! * [`metadata_fn`]: the `tsfile_metadata('path')` table function;
+//! * [`table_options`]: the `tsfile.` option namespace (`OPTIONS ('tsfile.table' 't')`).
 
 pub mod format;
 pub mod metadata;
+pub mod metadata_fn;
 pub mod metrics;
 pub mod opener;
 pub mod options;
 pub mod pruning;
 pub mod source;
 pub mod table;
+pub mod table_options;
+pub mod tree;
+mod tree_scan;
 
 pub use format::{TsFileFormat, TsFileFormatFactory};
-pub use options::TsFileReadOptions;
+pub use metadata_fn::TsFileMetadataFunc;
+pub use options::{TreeMixedTypes, TsFileReadOptions};
 pub use source::TsFileSource;
+pub use table_options::TsFileTableOptions;
 pub use table::{register_tsfile, register_tsfile_format, register_tsfile_schema, TsFileTable};

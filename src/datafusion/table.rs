@@ -4,7 +4,8 @@
 //!   `enable_url_table`) `SELECT * FROM 'dir/*.tsfile'`;
 //! * [`TsFileTable`]: a `TableProvider` over files, a directory or a glob, for
 //!   `ctx.register_table`; [`register_tsfile`] does both steps in one call;
-//! * [`register_tsfile_schema`]: every table of a file set as `schema.table`.
+//! * [`register_tsfile_schema`]: every table of a file set as `schema.table`, table-model
+//!   tables and tree-model path prefixes alike (`tsf."root.plant1"`).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -21,13 +22,17 @@ use datafusion::prelude::SessionContext;
 
 use crate::datafusion::format::{df_err, TsFileFormat, TsFileFormatFactory, TSFILE_EXTENSION};
 use crate::datafusion::options::TsFileReadOptions;
+use crate::datafusion::table_options::TsFileTableOptions;
 
-/// Register the TsFile format: `STORED AS TSFILE` DDL and `.tsfile` URL tables.
+/// Register the TsFile format: `STORED AS TSFILE` DDL, `.tsfile` URL tables and the
+/// `tsfile.` table-option namespace.
 pub fn register_tsfile_format(ctx: &SessionContext) -> Result<()> {
     let state = ctx.state_ref();
     let mut state = state.write();
     state.register_file_format(Arc::new(TsFileFormatFactory::new()), true)?;
     state.table_factories_mut().insert("TSFILE".to_string(), Arc::new(DefaultTableFactory::new()));
+    drop(state);
+    ctx.register_table_options_extension(TsFileTableOptions::default());
     Ok(())
 }
 
@@ -89,7 +94,8 @@ pub async fn register_tsfile(ctx: &SessionContext, name: &str, paths: &[&str], o
 }
 
 /// Register every table found in the files under `path` as `schema_name.<table>` in the
-/// default catalog; returns the table names.
+/// default catalog; returns the table names. Tree-model path prefixes (e.g. `root.plant1`)
+/// are tables too: quote them in SQL, `schema_name."root.plant1"`.
 pub async fn register_tsfile_schema(ctx: &SessionContext, schema_name: &str, path: &str, options: TsFileReadOptions) -> Result<Vec<String>> {
     register_tsfile_format(ctx)?;
     let state = ctx.state();
@@ -103,7 +109,7 @@ pub async fn register_tsfile_schema(ctx: &SessionContext, schema_name: &str, pat
     let mut names = BTreeSet::new();
     for f in &files {
         let (m, _) = format.cache().get(&store, f).await.map_err(df_err)?;
-        names.extend(m.table_names());
+        names.extend(m.sql_table_names());
     }
     let provider = Arc::new(MemorySchemaProvider::new());
     for n in &names {

@@ -1,0 +1,74 @@
+//! The `tsfile.` namespace of table options: `OPTIONS ('tsfile.table' 'weather')`.
+//!
+//! DataFusion turns a bare option key such as `'table'` into `format.table`, which only its
+//! built-in formats (CSV, JSON, Parquet) may carry when a session checks options against its
+//! table options — as datafusion-cli does before creating a table. Registering this
+//! extension lets every TsFile option also be spelled `tsfile.<key>`, which such sessions
+//! accept; the values are checked with the same rules as [`TsFileReadOptions::apply`].
+
+use std::any::Any;
+use std::collections::{BTreeMap, HashMap};
+
+use datafusion::common::config::{ConfigEntry, ConfigExtension, ExtensionOptions};
+use datafusion::common::{DataFusionError, Result};
+
+use crate::datafusion::options::TsFileReadOptions;
+
+/// TsFile table options registered as the `tsfile` table-options extension of a session
+/// (done by [`register_tsfile_format`](crate::datafusion::register_tsfile_format)).
+#[derive(Debug, Clone, Default)]
+pub struct TsFileTableOptions {
+    values: BTreeMap<String, String>,
+}
+
+impl ConfigExtension for TsFileTableOptions {
+    const PREFIX: &'static str = "tsfile";
+}
+
+impl ExtensionOptions for TsFileTableOptions {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+
+    fn cloned(&self) -> Box<dyn ExtensionOptions> {
+        Box::new(self.clone())
+    }
+
+    fn set(&mut self, key: &str, value: &str) -> Result<()> {
+        let key = key.strip_prefix("tsfile.").unwrap_or(key).to_ascii_lowercase();
+        let one = HashMap::from([(key.clone(), value.to_string())]);
+        TsFileReadOptions::default()
+            .apply(&one)
+            .map_err(|e| DataFusionError::Configuration(e.to_string()))?;
+        self.values.insert(key, value.to_string());
+        Ok(())
+    }
+
+    fn entries(&self) -> Vec<ConfigEntry> {
+        self.values
+            .iter()
+            .map(|(k, v)| ConfigEntry { key: format!("tsfile.{k}"), value: Some(v.clone()), description: "TsFile table option" })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_checked_like_table_options() {
+        let mut o = TsFileTableOptions::default();
+        o.set("tsfile.table", "weather").unwrap();
+        o.set("time_unit", "us").unwrap();
+        assert_eq!(o.entries().len(), 2);
+        assert_eq!(o.entries()[0].key, "tsfile.table");
+        let e = o.set("tsfile.colour", "red").unwrap_err().to_string();
+        assert!(e.contains("unknown TsFile option 'colour'"), "{e}");
+        assert!(o.set("tsfile.time_unit", "hours").is_err());
+    }
+}
