@@ -172,6 +172,10 @@ pub async fn open_object_with(
     }
     // The metadata length tells how far back the footer starts.
     let tail = src.read(size.saturating_sub(10)..size).map_err(|e| e.context(format!("reading the tail of {location}")))?;
+    if tail.get(4..) != Some(&b"TsFile"[..]) {
+        // Let the parser report the missing magic (a cut upload, not a huge footer).
+        return FileReader::open_with(src, structure);
+    }
     let l = tail.get(..4).map(|b| i32::from_be_bytes([b[0], b[1], b[2], b[3]])).unwrap_or(-1);
     if l >= 0 && l as u64 > max_metadata_bytes {
         return Err(TsFileError::LimitExceeded {
