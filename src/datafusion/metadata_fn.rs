@@ -246,6 +246,11 @@ struct StatText {
 }
 
 impl StatText {
+    /// Min, max, first and last of a numeric type printed in decimal.
+    fn numbers<T: std::fmt::Display>(min: &T, max: &T, first: &T, last: &T, sum: Option<f64>) -> StatText {
+        StatText { min: Some(min.to_string()), max: Some(max.to_string()), first: Some(first.to_string()), last: Some(last.to_string()), sum }
+    }
+
     fn of(v: &ValueStatistics, data_type: TsDataType) -> StatText {
         let text = |b: &Option<Vec<u8>>| b.as_ref().map(|b| String::from_utf8_lossy(b).into_owned());
         match v {
@@ -266,27 +271,11 @@ impl StatText {
                     sum: (data_type != TsDataType::Date).then_some(*sum as f64),
                 }
             }
-            ValueStatistics::Int64 { min, max, first, last, sum } => StatText {
-                min: Some(min.to_string()),
-                max: Some(max.to_string()),
-                first: Some(first.to_string()),
-                last: Some(last.to_string()),
-                sum: (data_type != TsDataType::Timestamp).then_some(*sum),
-            },
-            ValueStatistics::Float { min, max, first, last, sum } => StatText {
-                min: Some(min.to_string()),
-                max: Some(max.to_string()),
-                first: Some(first.to_string()),
-                last: Some(last.to_string()),
-                sum: Some(*sum),
-            },
-            ValueStatistics::Double { min, max, first, last, sum } => StatText {
-                min: Some(min.to_string()),
-                max: Some(max.to_string()),
-                first: Some(first.to_string()),
-                last: Some(last.to_string()),
-                sum: Some(*sum),
-            },
+            ValueStatistics::Int64 { min, max, first, last, sum } => {
+                StatText::numbers(min, max, first, last, (data_type != TsDataType::Timestamp).then_some(*sum))
+            }
+            ValueStatistics::Float { min, max, first, last, sum } => StatText::numbers(min, max, first, last, Some(*sum)),
+            ValueStatistics::Double { min, max, first, last, sum } => StatText::numbers(min, max, first, last, Some(*sum)),
             ValueStatistics::Text { first, last } => StatText { first: text(first), last: text(last), ..StatText::default() },
             ValueStatistics::String { first, last, min, max } => StatText {
                 min: text(min),
