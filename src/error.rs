@@ -81,6 +81,13 @@ pub enum TsFileError {
         /// What is missing or wrong.
         detail: String,
     },
+    /// An encrypted page failed authentication or does not decrypt (tag mismatch, a body
+    /// too short for its profile, a wrong chunk ordinal or page position).
+    #[error("decryption failed: {detail}")]
+    DecryptFailed {
+        /// What failed.
+        detail: String,
+    },
     /// A requested item (table, device, column) does not exist.
     #[error("not found: {what}")]
     NotFound {

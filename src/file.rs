@@ -31,6 +31,7 @@ use bytes::Bytes;
 use crate::arrow::array::{build_array, time_array};
 use crate::arrow::batch::{assemble_batches, ColumnSource};
 use crate::arrow::schema::{measurement_field, table_arrow_schema, time_field, TimeUnit};
+use crate::crypto::EncryptionKeys;
 use crate::error::{Result, ResultExt, TsFileError};
 use crate::format::reader::StructureOptions;
 use crate::format::{ByteSource, ColumnCategory, DeviceEntry, DeviceId, FileReader, LocalFile, TableSchema};
@@ -51,12 +52,36 @@ impl ByteSource for Box<dyn ByteSource> {
 }
 
 /// Options of an open [`TsFile`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+///
+/// Encrypted files need their keys here; see [`crate::crypto`]:
+///
+/// ```
+/// use datafusion_tsfile::crypto::{EncryptionKeys, MasterKey};
+/// use datafusion_tsfile::{TableRead, TsFile, TsFileOptions};
+///
+/// let keys = EncryptionKeys::default().with_master_key(MasterKey::parse("tsfile-rs-master")?);
+/// let file = TsFile::open_with("tests/data/encrypted/aes128_level2.tsfile", TsFileOptions::default().with_keys(keys))?;
+/// let rows: usize = file.read_table("t1", TableRead::default())?.map(|b| b.map(|b| b.num_rows())).sum::<Result<_, _>>()?;
+/// assert_eq!(rows, 5);
+/// # Ok::<(), datafusion_tsfile::TsFileError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TsFileOptions {
     /// How pages are decoded (time encoding of non-aligned pages, SPRINTZ semantics, limits).
     pub read: ReadOptions,
     /// Arrow representation of the time column and TIMESTAMP fields.
     pub time_unit: TimeUnit,
+    /// Keys for encrypted files (none by default: reading values of an encrypted file is
+    /// then an [`TsFileError::Encrypted`] error; metadata needs no key).
+    pub keys: EncryptionKeys,
+}
+
+impl TsFileOptions {
+    /// Use `keys` for encrypted files.
+    pub fn with_keys(mut self, keys: EncryptionKeys) -> Self {
+        self.keys = keys;
+        self
+    }
 }
 
 /// What to read from a table.
@@ -103,7 +128,6 @@ pub struct TsFile {
     reader: FileReader<Box<dyn ByteSource>>,
     name: String,
     options: TsFileOptions,
-    encryption: Option<String>,
 }
 
 impl std::fmt::Debug for TsFile {
@@ -133,9 +157,16 @@ impl TsFile {
     /// Open any byte source; `name` is used in error messages.
     pub fn from_source(source: Box<dyn ByteSource>, name: String, options: TsFileOptions) -> Result<TsFile> {
         let structure = StructureOptions { max_metadata_size: options.read.max_metadata_bytes, ..Default::default() };
-        let reader = FileReader::open_with(source, structure).map_err(|e| e.in_file(&name))?;
-        let encryption = encryption_status(&reader).map_err(|e| e.in_file(&name))?;
-        Ok(TsFile { reader, name, options, encryption })
+        let mut reader = FileReader::open_with(source, structure).map_err(|e| e.in_file(&name))?;
+        match crate::crypto::unlock(&mut reader, &options.keys) {
+            Ok(()) => {}
+            // A key problem leaves metadata readable; reading values reports it.
+            Err(TsFileError::Encrypted { detail }) => {
+                reader.set_decryptor(Arc::new(crate::crypto::PageCipher::Locked(detail)))
+            }
+            Err(e) => return Err(e.in_file(&name)),
+        }
+        Ok(TsFile { reader, name, options })
     }
 
     /// Open an object from an `object_store` (the object is fetched once, whole).
@@ -204,12 +235,9 @@ impl TsFile {
         Ok(self.reader.devices(table).map_err(|e| e.in_file(&self.name))?.into_iter().map(|d| d.device).collect())
     }
 
+    /// `Err(Encrypted)` before any work when the file's pages need a key it was not given.
     fn check_readable(&self) -> Result<()> {
-        match &self.encryption {
-            None => Ok(()),
-            Some(what) => Err(TsFileError::Encrypted { detail: format!("{what}; a key is required to read values") }
-                .in_file(&self.name)),
-        }
+        crate::crypto::decryptor_of(&self.reader).map(|_| ()).map_err(|e| e.in_file(&self.name))
     }
 
     /// Read table `table` as record batches.
@@ -314,32 +342,6 @@ impl TsFile {
             arrays.push(build_array(values, nulls, s.data_type, unit, &s.measurement).map_err(ctx)?);
         }
         RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays).map_err(|e| ctx(e.into()))
-    }
-}
-
-/// Read the footer's encryption properties and header: `Some(description)` if values are
-/// encrypted (reading them needs a key this reader does not have yet).
-pub fn encryption_status<S: ByteSource>(reader: &FileReader<S>) -> Result<Option<String>> {
-    if let Some(h) = reader.encryption_header() {
-        return Ok(Some(format!("Page-AEAD encrypted (provider '{}', profile '{}')", h.provider_id, h.profile_id)));
-    }
-    let md = reader.metadata();
-    let level = match md.property("encryptLevel") {
-        None | Some(None) => return Ok(None),
-        Some(Some(v)) => String::from_utf8_lossy(v).trim().to_string(),
-    };
-    let ty = md.property("encryptType").flatten().map(|v| String::from_utf8_lossy(v).to_string()).unwrap_or_default();
-    match level.as_str() {
-        "0" => Ok(None),
-        "1" | "2" => {
-            if ty == "UNENCRYPTED" || ty == "org.apache.tsfile.encrypt.UNENCRYPTED" {
-                Ok(None)
-            } else {
-                let ty = if ty.is_empty() { "<empty>".to_string() } else { ty };
-                Ok(Some(format!("encrypted (encryptLevel {level}, encryptType {ty})")))
-            }
-        }
-        other => Err(TsFileError::corrupt("encryptLevel property", None, format!("unknown level '{other}'"))),
     }
 }
 

@@ -6,6 +6,7 @@
 //!
 //! * [`format`] — bytes → structs: primitives, tail, metadata, index, statistics, chunk and
 //!   page headers. Synchronous, no Arrow.
+//! * [`crypto`] — encrypted pages: scheme detection, user keys, page decryption.
 //! * [`compression`] and [`encoding`] — page bytes → typed values.
 //! * [`read`] — pages and chunks → typed columns with nulls.
 //! * [`arrow`] — TsFile types → Arrow schema and arrays.
@@ -19,6 +20,7 @@ pub mod arrow;
 #[cfg(feature = "datafusion")]
 pub mod datafusion;
 pub mod compression;
+pub mod crypto;
 pub mod encoding;
 pub mod error;
 pub mod file;

@@ -506,7 +506,7 @@ def build():
 
     # Encryption without a key: footer properties and the Page-AEAD header, table and tree.
     aes = [("encryptLevel", b"2"), ("encryptType", b"org.apache.tsfile.encrypt.AES128"),
-           ("encryptKey", bytes(range(16)))]
+           ("encryptKey", ",".join(str(b) for b in range(16)).encode())]
     out["encrypted_level2_tree"] = bytes(set_properties(tree, aes).data)
     out["encrypted_header_table"] = with_encryption_header(plain)
     out["encrypted_header_tree"] = with_encryption_header(tree)

@@ -67,6 +67,13 @@ pub struct ExportArgs {
     #[arg(long)]
     force: bool,
 
+    /// Key for encrypted TsFiles: 32 hex digits or 16 characters (the master key of legacy
+    /// encryptLevel-2 files, or the KEK of the built-in Page-AEAD profile). Defaults to
+    /// $TSFILE_MASTER_KEY, which is safer (a flag is visible in process lists).
+    #[arg(long, value_name = "KEY", hide_default_value = true)]
+    master_key: Option<String>,
+
+
     /// Print nothing but errors.
     #[arg(short, long)]
     quiet: bool,
@@ -87,8 +94,11 @@ pub async fn run(args: ExportArgs) -> Result<(), String> {
     }
     let mut kv = HashMap::new();
     for o in &args.options {
-        let (k, v) = o.split_once('=').ok_or_else(|| format!("--option '{o}': expected KEY=VALUE"))?;
+        let (k, v) = o.split_once('=').ok_or_else(|| "--option: expected KEY=VALUE".to_string())?;
         kv.insert(k.trim().to_string(), v.trim().to_string());
+    }
+    if let Some(key) = crate::keys::master_key(args.master_key.as_deref()) {
+        kv.insert("master_key".into(), key);
     }
     let options = TsFileReadOptions::default().apply(&kv).map_err(|e| e.to_string())?;
     let ctx = SessionContext::new_with_config(SessionConfig::new());

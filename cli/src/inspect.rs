@@ -170,7 +170,15 @@ pub fn summary(path: &str) -> Result<Value, TsFileError> {
     let properties: Map<String, Value> = md
         .properties
         .iter()
-        .map(|p| (p.key.clone(), p.value.as_ref().map_or(Value::Null, |v| json!({"hex": hex(v)}))))
+        .map(|p| {
+            let shown = match &p.value {
+                None => Value::Null,
+                // Key material (a level-1 data key or a wrapped level-2 key) is not shown.
+                Some(v) if p.key == "encryptKey" && !v.is_empty() => json!({"redacted_bytes": v.len()}),
+                Some(v) => json!({"hex": hex(v)}),
+            };
+            (p.key.clone(), shown)
+        })
         .collect();
     Ok(json!({
         "file": path,
@@ -329,6 +337,7 @@ pub fn render(v: &Value) -> String {
     line("properties:".into());
     for (k, p) in v["properties"].as_object().into_iter().flatten() {
         let shown = match p.get("hex").and_then(Value::as_str) {
+            None if p.get("redacted_bytes").is_some() => format!("<{} bytes, not shown>", p["redacted_bytes"]),
             None => "null".to_string(),
             Some(h) => {
                 let bytes: Vec<u8> = (0..h.len() / 2).filter_map(|i| u8::from_str_radix(h.get(2 * i..2 * i + 2)?, 16).ok()).collect();

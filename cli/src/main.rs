@@ -10,6 +10,7 @@
 
 mod export;
 mod inspect;
+mod keys;
 mod size;
 mod sql;
 

@@ -91,6 +91,12 @@ pub struct SqlArgs {
     /// [possible values: disabled, summary, trace]
     #[arg(long, default_value_t = InstrumentedObjectStoreMode::Disabled)]
     object_store_profiling: InstrumentedObjectStoreMode,
+
+    /// Key for encrypted TsFiles: 32 hex digits or 16 characters (the master key of legacy
+    /// encryptLevel-2 files, or the KEK of the built-in Page-AEAD profile). Defaults to
+    /// $TSFILE_MASTER_KEY, which is safer (a flag is visible in process lists).
+    #[arg(long, value_name = "KEY", hide_default_value = true)]
+    master_key: Option<String>,
 }
 
 fn parse_valid_file(path: &str) -> Result<String, String> {
@@ -201,6 +207,17 @@ async fn run_inner(args: SqlArgs) -> Result<()> {
     }
     let registry = Arc::new(InstrumentedObjectStoreRegistry::new().with_profile_mode(args.object_store_profiling));
     let ctx = session(session_config(&args)?, runtime(&args)?, registry.clone())?;
+    if let Some(key) = crate::keys::master_key(args.master_key.as_deref()) {
+        // A session default of every TsFile table (URL tables and DDL alike).
+        ctx.state_ref()
+            .write()
+            .table_options_mut()
+            .set("tsfile.master_key", &key)
+            .map_err(|_| datafusion::error::DataFusionError::Configuration(format!(
+                "--master-key / {}: expected 32 hex digits or 16 characters (the value is not shown)",
+                crate::keys::ENV
+            )))?;
+    }
     let mut print_options = PrintOptions {
         format: args.format,
         quiet: args.quiet,

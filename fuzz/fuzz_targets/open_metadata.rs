@@ -1,10 +1,11 @@
-//! Whole-file open, metadata and index walk: `TsFile` open with its encryption check, every
+//! Whole-file open, metadata and index walk: `TsFile` open with its encryption check (key-less
+//! and with a master key), every
 //! table, device and series through the index (walks and point look-ups), every chunk
 //! header the index points at, the bloom filter, and the forward recovery scan.
 #![no_main]
 
 use bytes::Bytes;
-use datafusion_tsfile::file::encryption_status;
+use datafusion_tsfile::crypto::{EncryptionKeys, MasterKey, PageCipher};
 use datafusion_tsfile::format::chunk::ChunkHeaderSuffix;
 use datafusion_tsfile::format::scan::scan_data_section;
 use datafusion_tsfile::TsFile;
@@ -19,7 +20,11 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let r = file.structure();
-    let _ = encryption_status(r);
+    // Encryption properties and header, with and without a key (key parsing, unwrap).
+    let _ = PageCipher::for_file(r.encryption_header(), r.metadata(), &EncryptionKeys::default());
+    if let Ok(k) = MasterKey::parse("tsfile-rs-master") {
+        let _ = PageCipher::for_file(r.encryption_header(), r.metadata(), &EncryptionKeys::default().with_master_key(k));
+    }
     let _ = r.index_shape();
     for t in file.table_names() {
         let _ = file.arrow_schema(&t);

@@ -19,7 +19,7 @@
 use datafusion_tsfile::format::chunk::PageIter;
 use datafusion_tsfile::format::{ChunkHeader, ChunkRole, Cursor, Encoding};
 use datafusion_tsfile::read::column::ColumnBuilder;
-use datafusion_tsfile::read::page::{decode_times, payload, split_nonaligned, split_value_page};
+use datafusion_tsfile::read::page::{decode_times, payload, split_nonaligned, split_value_page, PageBuffers, PageCodec};
 use libfuzzer_sys::fuzz_target;
 
 mod common;
@@ -42,21 +42,21 @@ fuzz_target!(|data: &[u8]| {
     }
     h.extend_from_slice(&[dt, comp, enc]);
     let Ok(header) = ChunkHeader::parse(&mut Cursor::new(&h, 0), Default::default()) else { return };
-    let (Ok(data_type), Ok(encoding), Ok(compression)) = (header.data_type(), header.encoding(), header.compression()) else {
+    let (Ok(data_type), Ok(encoding), Ok(codec)) = (header.data_type(), header.encoding(), PageCodec::with_decryptor(&header, None)) else {
         return;
     };
     let Ok(pages) = PageIter::new(&header, region) else { return };
     let time_encoding = if flags & 1 != 0 { Encoding::Plain } else { Encoding::Ts2Diff };
-    let mut buf = Vec::new();
+    let mut bufs = PageBuffers::default();
     let mut times = Vec::new();
     let mut builder = ColumnBuilder::new(data_type).ok();
-    for page in pages {
+    for (index, page) in pages.enumerate() {
         let Ok(page) = page else { return };
         if page.header.is_empty_value_page {
             continue;
         }
         let count = page.header.statistics.as_ref().map(|s| s.count);
-        let Ok(payload) = payload(compression, &page, &mut buf, &opts) else { continue };
+        let Ok(payload) = payload(&codec, index, &page, &mut bufs, &opts) else { continue };
         match header.role() {
             ChunkRole::AlignedTime => {
                 let _ = decode_times(encoding, payload, count, &opts, &mut times);

@@ -61,8 +61,15 @@ impl TsFileFormatFactory {
 }
 
 impl FileFormatFactory for TsFileFormatFactory {
-    fn create(&self, _state: &dyn Session, format_options: &HashMap<String, String>) -> Result<Arc<dyn FileFormat>> {
-        let options = self.options.clone().apply(format_options).map_err(df_err)?;
+    /// Options are, in increasing precedence: the factory's, the session's `tsfile.*` table
+    /// options (`SET`-style defaults such as the CLI's `--master-key`), the statement's.
+    fn create(&self, state: &dyn Session, format_options: &HashMap<String, String>) -> Result<Arc<dyn FileFormat>> {
+        let mut options = self.options.clone();
+        if let Some(session) = state.default_table_options().extensions.get::<crate::datafusion::table_options::TsFileTableOptions>() {
+            let defaults: HashMap<String, String> = session.values().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            options = options.apply(&defaults).map_err(df_err)?;
+        }
+        let options = options.apply(format_options).map_err(df_err)?;
         Ok(Arc::new(TsFileFormat { options, cache: self.cache.clone() }))
     }
 

@@ -87,15 +87,14 @@ impl FileOpener for TsFileOpener {
                 // The file lacks the table: no rows.
                 return Ok(futures::stream::empty().boxed());
             }
-            // Encrypted page payloads are never read as plaintext.
-            if let Some(what) = crate::file::encryption_status(&meta.reader).map_err(|e| df_err(e.in_file(&location)))? {
-                let e = crate::TsFileError::Encrypted { detail: format!("{what}; a key is required to read values") };
-                return Err(df_err(e.in_file(&location)));
-            }
+            // Pages are decrypted with the user's keys; an encrypted file without a usable
+            // key fails here, before any data is fetched (never read as plaintext).
+            let decryptor = crate::crypto::decryptor_for(&meta.reader, &this.options.keys)
+                .map_err(|e| df_err(e.in_file(&location)))?;
             let range = file.range.as_ref().map(|r| (u64::try_from(r.start).unwrap_or(0), u64::try_from(r.end).unwrap_or(u64::MAX)));
             if !is_table {
                 // A tree-model path prefix.
-                let scan = TreeScan::new(&this, meta.clone(), &table, location.clone(), projected, metrics.clone())?;
+                let scan = TreeScan::new(&this, meta.clone(), &table, location.clone(), projected, metrics.clone(), decryptor)?;
                 return Ok(with_limit(scan.stream(range)?, this.limit));
             }
             let tmeta = meta.table(&table).map_err(|e| df_err(e.in_file(&location)))?;
@@ -129,6 +128,7 @@ impl FileOpener for TsFileOpener {
                 metrics: metrics.clone(),
                 unit: unit_of(&this.file_schema),
                 budget: this.budget.clone(),
+                decryptor,
             });
             let devices = ctx.prune_devices(owned)?;
             let stream = futures::stream::iter(devices)
@@ -176,6 +176,8 @@ struct ScanContext {
     metrics: TsFileScanMetrics,
     unit: TimeUnit,
     budget: Arc<DecodeBudget>,
+    /// Page decryption with the scan's keys (a no-op for plaintext files).
+    decryptor: Arc<dyn crate::format::reader::PageDecryptor>,
 }
 
 impl ScanContext {
@@ -249,7 +251,8 @@ impl ScanContext {
         let parts = fetch_ranges(&self.store, &self.location, ranges).await.map_err(|e| self.err(e))?;
         io.done();
         self.metrics.bytes_scanned.add(parts.iter().map(|(_, b)| b.len()).sum());
-        let view = self.meta.reader.with_source(self.meta.reader.source().with_parts(parts));
+        let mut view = self.meta.reader.with_source(self.meta.reader.source().with_parts(parts));
+        view.set_decryptor(self.decryptor.clone());
         let _decode = self.metrics.decode_time.timer();
         let types: Vec<TsDataType> = projected_fields.iter().map(|(_, t)| *t).collect();
         let page_filter = |stats: &GroupPageStats<'_>| self.page_filter(d, &projected_fields, &field_names, stats);

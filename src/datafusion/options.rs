@@ -15,13 +15,17 @@
 //! | `max_decoded_bytes` | bytes of values one query decodes, over all files and partitions | 4294967296 (4 GiB) |
 //! | `tree_levels` | tree-model tables: add the path levels as columns `level0`, `level1`, ... | `false` |
 //! | `tree_mixed_types` | tree-model tables: a measurement typed differently on two devices is an `error`, or `coerce` it (`DOUBLE` if all numeric, else `Utf8`) | `error` |
+//! | `master_key` | key for encrypted files: 32 hex digits or 16 characters (legacy `encryptLevel` 2 master key; KEK of the built-in Page-AEAD profile) | none |
+//! | `aead_provider` | Page-AEAD provider id that `master_key` is the KEK for | `test-aead-provider` |
 //!
+//! Key values are never printed: not in errors, `Debug` output or `EXPLAIN`.
 //! Keys are case-insensitive and may carry the `format.` prefix that `CREATE EXTERNAL TABLE`
 //! adds.
 
 use std::collections::HashMap;
 
 use crate::arrow::schema::TimeUnit;
+use crate::crypto::{EncryptionKeys, MasterKey};
 use crate::encoding::SprintzProduct;
 use crate::error::{Result, TsFileError};
 use crate::format::Encoding;
@@ -42,6 +46,8 @@ pub struct TsFileReadOptions {
     pub tree_levels: bool,
     /// Tree-model tables: what to do with a measurement typed differently on two devices.
     pub tree_mixed_types: TreeMixedTypes,
+    /// Keys for encrypted files (options `master_key`, `aead_provider`).
+    pub keys: EncryptionKeys,
 }
 
 /// What a tree-model table does with a measurement whose type differs between devices
@@ -85,6 +91,12 @@ impl TsFileReadOptions {
     /// Tree-model tables: how a measurement typed differently on two devices is read.
     pub fn with_tree_mixed_types(mut self, mode: TreeMixedTypes) -> Self {
         self.tree_mixed_types = mode;
+        self
+    }
+
+    /// Keys for encrypted files (master key, Page-AEAD key providers).
+    pub fn with_keys(mut self, keys: EncryptionKeys) -> Self {
+        self.keys = keys;
         self
     }
 
@@ -133,6 +145,8 @@ impl TsFileReadOptions {
                         }
                     }
                 }
+                "master_key" => self.keys = std::mem::take(&mut self.keys).with_master_key(MasterKey::parse(v)?),
+                "aead_provider" => self.keys = std::mem::take(&mut self.keys).with_aead_provider_id(v.trim()),
                 "max_page_values" => self.read.decode.max_page_values = parse_limit(key, v)?,
                 "max_page_bytes" => self.read.decode.max_page_bytes = parse_limit(key, v)?,
                 "max_string_bytes" => self.read.decode.max_string_bytes = parse_limit(key, v)?,
@@ -141,7 +155,7 @@ impl TsFileReadOptions {
                 "max_decoded_bytes" => self.read.max_decoded_bytes = parse_limit(key, v)?,
                 other => {
                     return Err(TsFileError::InvalidArgument(format!(
-                        "unknown TsFile option '{other}' (known: table, time_unit, nonaligned_time_encoding, sprintz_product, pruning, max_page_values, max_page_bytes, max_string_bytes, max_dictionary_bytes, max_metadata_bytes, max_decoded_bytes, tree_levels, tree_mixed_types)"
+                        "unknown TsFile option '{other}' (known: table, time_unit, nonaligned_time_encoding, sprintz_product, pruning, max_page_values, max_page_bytes, max_string_bytes, max_dictionary_bytes, max_metadata_bytes, max_decoded_bytes, tree_levels, tree_mixed_types, master_key, aead_provider)"
                     )))
                 }
             }

@@ -16,9 +16,23 @@ use crate::datafusion::options::TsFileReadOptions;
 
 /// TsFile table options registered as the `tsfile` table-options extension of a session
 /// (done by [`register_tsfile_format`](crate::datafusion::register_tsfile_format)).
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct TsFileTableOptions {
     values: BTreeMap<String, String>,
+}
+
+impl std::fmt::Debug for TsFileTableOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map().entries(self.entries().into_iter().map(|e| (e.key, e.value))).finish()
+    }
+}
+
+impl TsFileTableOptions {
+    /// The options set in this session, by key without the `tsfile.` prefix (key values
+    /// included: for building a scan's options, never for display).
+    pub fn values(&self) -> &BTreeMap<String, String> {
+        &self.values
+    }
 }
 
 impl ConfigExtension for TsFileTableOptions {
@@ -51,7 +65,12 @@ impl ExtensionOptions for TsFileTableOptions {
     fn entries(&self) -> Vec<ConfigEntry> {
         self.values
             .iter()
-            .map(|(k, v)| ConfigEntry { key: format!("tsfile.{k}"), value: Some(v.clone()), description: "TsFile table option" })
+            .map(|(k, v)| ConfigEntry {
+                key: format!("tsfile.{k}"),
+                // Keys are never shown (SHOW ALL, information_schema, EXPLAIN).
+                value: Some(if k == "master_key" { "<redacted>".to_string() } else { v.clone() }),
+                description: "TsFile table option",
+            })
             .collect()
     }
 }
@@ -67,6 +86,9 @@ mod tests {
         o.set("time_unit", "us").unwrap();
         assert_eq!(o.entries().len(), 2);
         assert_eq!(o.entries()[0].key, "tsfile.table");
+        o.set("tsfile.master_key", "tsfile-rs-master").unwrap();
+        let shown = format!("{:?} {o:?}", o.entries());
+        assert!(shown.contains("<redacted>") && !shown.contains("tsfile-rs"), "{shown}");
         let e = o.set("tsfile.colour", "red").unwrap_err().to_string();
         assert!(e.contains("unknown TsFile option 'colour'"), "{e}");
         assert!(o.set("tsfile.time_unit", "hours").is_err());

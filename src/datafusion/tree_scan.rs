@@ -41,6 +41,7 @@ use crate::datafusion::tree::{container, device_container, source_field, time_st
 use crate::format::{FileReader, Statistics, TsDataType};
 use crate::io::{fetch_ranges, RangeSource};
 use crate::read::aligned::{plan_chunk_groups, read_chunk_group_in, AlignedChunkGroup, DecodedGroup, GroupPageStats, ValuePageStats};
+use crate::format::reader::PageDecryptor;
 use crate::read::merge::{MergeInput, SeriesMerger};
 use crate::read::DecodeBudget;
 
@@ -64,6 +65,8 @@ pub(crate) struct TreeScan {
     unit: TimeUnit,
     /// Decoded bytes of the whole scan, shared by its partitions (`max_decoded_bytes`).
     budget: Arc<DecodeBudget>,
+    /// Page decryption with the scan's keys (a no-op for plaintext files).
+    decryptor: Arc<dyn PageDecryptor>,
 }
 
 /// A projected measurement a device has: its name and series type.
@@ -83,6 +86,7 @@ impl TreeScan {
         location: Path,
         projected: SchemaRef,
         metrics: TsFileScanMetrics,
+        decryptor: Arc<dyn PageDecryptor>,
     ) -> Result<TreeScan> {
         let tree = meta.tree(key).map_err(|e| df_err(e.in_file(&location)))?;
         let pruning = opener
@@ -104,6 +108,7 @@ impl TreeScan {
             metrics,
             unit: unit_of(&opener.file_schema),
             budget: opener.budget.clone(),
+            decryptor,
         })
     }
 
@@ -185,7 +190,9 @@ impl TreeScan {
         let parts = fetch_ranges(&self.store, &self.location, ranges).await.map_err(|e| self.err(e))?;
         io.done();
         self.metrics.bytes_scanned.add(parts.iter().map(|(_, b)| b.len()).sum());
-        Ok(self.meta.reader.with_source(self.meta.reader.source().with_parts(parts)))
+        let mut view = self.meta.reader.with_source(self.meta.reader.source().with_parts(parts));
+        view.set_decryptor(self.decryptor.clone());
+        Ok(view)
     }
 
     /// Keep flags of containers (`true` when no predicate, or on a pruning error: statistics

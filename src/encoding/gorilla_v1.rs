@@ -119,11 +119,12 @@ fn next_word<const W: u32>(r: &mut BitReader<'_>, prev: u64, what: &'static str)
     let header = r.read(lw + nw)?;
     let l = (header >> nw) as u32;
     let n = (header & ((1u64 << nw) - 1)) as u32;
-    if l + n > W {
+    if l + n > W || n == 0 {
+        // A changed value has at least one significant bit; 0 would also shift by W.
         return Err(TsFileError::corrupt(
             what,
             None,
-            format!("at bit {start}: leading zeros {l} + significant bits {n} exceed {W}"),
+            format!("at bit {start}: leading zeros {l} and significant bits {n} do not fit {W} bits"),
         ));
     }
     Ok(prev ^ (r.read(n)? << (W - l - n)))
@@ -256,6 +257,17 @@ mod tests {
             assert!(dec_f32(&data[..len], vals.len()).is_err(), "prefix {len}");
         }
         assert!(dec_f32(&data, vals.len()).is_ok());
+    }
+
+    #[test]
+    fn test_decode_f64_zero_significant_bits_is_an_error() {
+        // First value 0, then '11' with L = 0 and N = 0: would shift a word by 64 bits
+        // (found by the arbitrary-bytes property test).
+        let mut out = Vec::new();
+        let e = decode_f64(&[0, 0, 0, 0, 0, 0, 0, 0, 192, 0], 1 + 1, &mut out).unwrap_err();
+        assert!(e.to_string().contains("significant bits 0"), "{e}");
+        let mut out = Vec::new();
+        assert!(decode_f32(&[0, 0, 0, 0, 192, 0], 2, &mut out).is_err());
     }
 
     #[test]

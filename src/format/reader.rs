@@ -18,7 +18,7 @@ use std::ops::Range;
 use bytes::Bytes;
 
 use crate::error::{Result, TsFileError};
-use crate::format::chunk::{ChunkHeader, ChunkHeaderSuffix, FileEncryptionHeader};
+use crate::format::chunk::{ChunkHeader, ChunkHeaderSuffix, FileEncryptionHeader, PageHeader};
 use crate::format::index::{IndexKey, IndexLevel, MetadataIndexNode, NodeType};
 use crate::format::{
     marker, ByteSource, Cursor, DeviceId, TimeseriesMetadata, TsFileMetadata, HEAD_LEN, MAGIC,
@@ -111,6 +111,47 @@ pub struct FileReader<S> {
     encryption_header: Option<FileEncryptionHeader>,
     data_start: u64,
     suffix: ChunkHeaderSuffix,
+    declares_encryption: bool,
+    decryptor: Option<std::sync::Arc<dyn PageDecryptor>>,
+}
+
+/// Turns stored page bytes back into their (compressed) plaintext. Implemented by
+/// `crate::crypto::PageCipher`; the format layer only carries it with the file.
+pub trait PageDecryptor: Send + Sync + std::fmt::Debug {
+    /// Decrypt the stored bytes of page `page_index` (0-based within its chunk, counting
+    /// skipped pages) into `out`. `Ok(false)` means the pages are plaintext.
+    fn decrypt_page(&self, chunk: &ChunkHeader, page_index: usize, page: &PageHeader, stored: &[u8], out: &mut Vec<u8>) -> Result<bool>;
+
+    /// Text to add to an error raised while decompressing or decoding a decrypted page.
+    fn failure_hint(&self) -> Option<String>;
+
+    /// `Err` when no page can be decrypted (no usable key), reported before any work.
+    fn check_ready(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// Which Page-AEAD chunk-header suffix a file uses: the seed's layout (`int64 ordinal,
+/// int32 auth_size, auth`) or the draft implementation's (`int64 ordinal`). Decided on the
+/// first chunk: after its ordinal the seed layout has an `int32` whose high byte is 0 for
+/// any plausible size, the draft layout the first page header, whose leading UVarInt (the
+/// uncompressed size of a time or series page) is never 0. Unreadable or unexpected bytes
+/// keep the seed's layout (the chunk reader then reports what it finds).
+fn detect_aead_suffix(source: &dyn ByteSource, data_start: u64, meta_offset: u64) -> ChunkHeaderSuffix {
+    let fallback = ChunkHeaderSuffix::AeadOrdinalAndAuthentication;
+    let end = meta_offset.min(data_start.saturating_add(4096));
+    let Ok(bytes) = source.read(data_start..end) else { return fallback };
+    let mut c = Cursor::new(&bytes, data_start);
+    if c.u8("chunk group marker").ok() != Some(marker::CHUNK_GROUP_HEADER) || DeviceId::parse(&mut c).is_err() {
+        return fallback;
+    }
+    if ChunkHeader::parse(&mut c, ChunkHeaderSuffix::AeadOrdinal).is_err() {
+        return fallback;
+    }
+    match c.peek_u8() {
+        Some(0) | None => fallback,
+        Some(_) => ChunkHeaderSuffix::AeadOrdinal,
+    }
 }
 
 /// Check the 7-byte head (magic and version); returns the bytes read so far (up to 8).
@@ -224,9 +265,21 @@ impl<S: ByteSource> FileReader<S> {
         }
         let suffix = match &encryption_header {
             None => ChunkHeaderSuffix::None,
-            Some(_) => opts.aead_suffix.unwrap_or(ChunkHeaderSuffix::AeadOrdinalAndAuthentication),
+            Some(_) => opts.aead_suffix.unwrap_or_else(|| detect_aead_suffix(&source, data_start, metadata.meta_offset)),
         };
-        Ok(FileReader { source, len, metadata: std::sync::Arc::new(metadata), metadata_len, encryption_header, data_start, suffix })
+        let declares_encryption = encryption_header.is_some()
+            || matches!(metadata.property("encryptLevel"), Some(Some(v)) if v.trim_ascii() != b"0");
+        Ok(FileReader {
+            source,
+            len,
+            metadata: std::sync::Arc::new(metadata),
+            metadata_len,
+            encryption_header,
+            data_start,
+            suffix,
+            declares_encryption,
+            decryptor: None,
+        })
     }
 
     /// The same file read through another byte source (e.g. one that also holds fetched
@@ -240,6 +293,8 @@ impl<S: ByteSource> FileReader<S> {
             encryption_header: self.encryption_header.clone(),
             data_start: self.data_start,
             suffix: self.suffix,
+            declares_encryption: self.declares_encryption,
+            decryptor: self.decryptor.clone(),
         }
     }
 
@@ -276,6 +331,22 @@ impl<S: ByteSource> FileReader<S> {
     /// Offset of the first data-section marker.
     pub fn data_start(&self) -> u64 {
         self.data_start
+    }
+
+    /// True when the file declares encrypted pages (a Page-AEAD header, or a footer
+    /// `encryptLevel` other than 0); its pages need a decryptor.
+    pub fn declares_encryption(&self) -> bool {
+        self.declares_encryption
+    }
+
+    /// The page decryptor given with [`FileReader::set_decryptor`], if any.
+    pub fn decryptor(&self) -> Option<&std::sync::Arc<dyn PageDecryptor>> {
+        self.decryptor.as_ref()
+    }
+
+    /// Decrypt pages with `d` (see `crate::crypto::unlock`).
+    pub fn set_decryptor(&mut self, d: std::sync::Arc<dyn PageDecryptor>) {
+        self.decryptor = Some(d);
     }
 
     /// The chunk-header suffix layout in force.

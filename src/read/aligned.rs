@@ -11,7 +11,7 @@ use crate::error::{Result, ResultExt, TsFileError};
 use crate::format::chunk::{PageIter, RawPage};
 use crate::format::{ByteSource, ChunkHeader, ChunkMetadata, FileReader, Statistics, TimeseriesMetadata, TsDataType};
 use crate::read::column::ColumnBuilder;
-use crate::read::page::{decode_times, payload, split_value_page, time_window};
+use crate::read::page::{decode_times, payload, split_value_page, time_window, PageBuffers, PageCodec};
 use crate::read::{DecodeBudget, ReadOptions};
 
 /// The chunks of one chunk group of an aligned device.
@@ -209,9 +209,9 @@ pub fn read_chunk_group_in<S: ByteSource>(
     // Decode the kept time pages.
     let h = &time_chunk.header;
     let encoding = h.encoding()?;
-    let compression = h.compression()?;
+    let codec = PageCodec::new(file, h).with_context(|| format!("time chunk at offset {}", h.offset))?;
     let mut plans = Vec::with_capacity(time_pages.len());
-    let mut buf = Vec::new();
+    let mut bufs = PageBuffers::default();
     let mut page_times = Vec::new();
     for (i, ((page, stats), k)) in time_pages.iter().zip(&time_stats).zip(&keep).enumerate() {
         if !*k {
@@ -222,7 +222,7 @@ pub fn read_chunk_group_in<S: ByteSource>(
             // A count no page may hold is reported as such before the budget is consulted.
             crate::encoding::check_count(usize::try_from(stats.count)?, 64, &opts.decode, "time")?;
             budget.check(stats.count.saturating_mul(8))?;
-            let data = payload(compression, page, &mut buf, &opts.decode)?;
+            let data = payload(&codec, i, page, &mut bufs, &opts.decode)?;
             decode_times(encoding, data, Some(stats.count), &opts.decode, &mut page_times)?;
             budget.charge(page_times.len() as u64 * 8)
         })();
@@ -236,7 +236,9 @@ pub fn read_chunk_group_in<S: ByteSource>(
     for ((pages, vc), builder) in value_pages.iter().zip(&value_chunks).zip(out.columns.iter_mut()) {
         match (pages, vc) {
             (Some(pages), Some((chunk, _))) if !pages.is_empty() => {
-                decode_value_pages(&chunk.header, pages, &plans, opts, builder, budget)?;
+                let codec = PageCodec::new(file, &chunk.header)
+                    .with_context(|| format!("value chunk at offset {}", chunk.header.offset))?;
+                decode_value_pages(&codec, &chunk.header, pages, &plans, opts, builder, budget)?;
             }
             // Absent chunk, or data_size = 0: every row of the group is null.
             _ => {
@@ -258,6 +260,7 @@ pub fn read_chunk_group_in<S: ByteSource>(
 }
 
 fn decode_value_pages(
+    codec: &PageCodec<'_>,
     h: &ChunkHeader,
     pages: &[RawPage<'_>],
     plans: &[PagePlan],
@@ -266,8 +269,7 @@ fn decode_value_pages(
     budget: &DecodeBudget,
 ) -> Result<()> {
     let encoding = h.encoding()?;
-    let compression = h.compression()?;
-    let mut buf = Vec::new();
+    let mut bufs = PageBuffers::default();
     for (i, (page, plan)) in pages.iter().zip(plans).enumerate() {
         let PagePlan::Keep { rows, keep } = plan else { continue };
         let before = builder.byte_size();
@@ -279,7 +281,7 @@ fn decode_value_pages(
         }
         let r = (|| {
             budget.check(builder.min_bytes_for(keep.len()) as u64)?;
-            let data = payload(compression, page, &mut buf, &opts.decode)?;
+            let data = payload(codec, i, page, &mut bufs, &opts.decode)?;
             let vp = split_value_page(data)?;
             if vp.rows != *rows {
                 return Err(TsFileError::corrupt(

@@ -20,10 +20,10 @@ use bytes::Bytes;
 
 use crate::error::{Result, ResultExt, TsFileError};
 use crate::format::chunk::{PageHeader, PageIter, RawPage};
-use crate::format::{ByteSource, ChunkHeader, ChunkMetadata, Compression, Encoding, FileReader, Statistics, TimeseriesMetadata, TsDataType};
+use crate::format::{ByteSource, ChunkHeader, ChunkMetadata, Encoding, FileReader, Statistics, TimeseriesMetadata, TsDataType};
 use crate::read::aligned::DecodedGroup;
 use crate::read::column::{ColumnBuilder, ColumnValues};
-use crate::read::page::{decode_times, payload, split_nonaligned, time_window};
+use crate::read::page::{decode_times, payload, split_nonaligned, time_window, PageBuffers, PageCodec};
 use crate::read::{DecodeBudget, ReadOptions};
 
 /// One series to merge.
@@ -47,7 +47,8 @@ struct OpenChunk {
     header: ChunkHeader,
     data: Bytes,
     encoding: Encoding,
-    compression: Compression,
+    /// The file's page decryptor (none for plaintext files).
+    decryptor: Option<std::sync::Arc<dyn crate::format::reader::PageDecryptor>>,
     /// Pages to decode (already filtered), with their statistics' value count.
     pages: VecDeque<(usize, PageHeader, u64)>,
 }
@@ -69,7 +70,7 @@ struct SeriesCursor {
     /// Last timestamp of the previous page, for the ascending check.
     last: Option<i64>,
     raw_times: Vec<i64>,
-    buf: Vec<u8>,
+    bufs: PageBuffers,
 }
 
 /// Pages counted by a merge.
@@ -97,7 +98,7 @@ impl SeriesCursor {
             pos: 0,
             last: None,
             raw_times: Vec::new(),
-            buf: Vec::new(),
+            bufs: PageBuffers::default(),
         })
     }
 
@@ -156,7 +157,8 @@ impl SeriesCursor {
             ));
         }
         let encoding = h.encoding().with_context(ctx)?;
-        let compression = h.compression().with_context(ctx)?;
+        h.compression().with_context(ctx)?;
+        let decryptor = crate::crypto::decryptor_of(file).with_context(ctx)?;
         let headers: Vec<PageHeader> =
             PageIter::new(h, &chunk.data)?.map(|p| p.map(|p| p.header)).collect::<Result<_>>().with_context(ctx)?;
         let stats: Vec<&Statistics> = headers.iter().map(|p| p.statistics.as_ref().unwrap_or(&meta.statistics)).collect();
@@ -180,7 +182,7 @@ impl SeriesCursor {
             .filter(|(_, (_, k))| *k)
             .map(|(i, ((p, n), _))| (i, p, n))
             .collect();
-        Ok(OpenChunk { header: chunk.header.clone(), data: chunk.data, encoding, compression, pages })
+        Ok(OpenChunk { header: chunk.header.clone(), data: chunk.data, encoding, decryptor, pages })
     }
 
     /// Decode one page into `times` (and `values`), within the time range.
@@ -196,12 +198,13 @@ impl SeriesCursor {
             .and_then(|end| chunk.data.get(start..end))
             .ok_or_else(|| TsFileError::corrupt("page header", Some(page.offset), "page runs past its chunk"))?;
         let raw = RawPage { header: page.clone(), data };
-        let (encoding, compression) = (chunk.encoding, chunk.compression);
+        let encoding = chunk.encoding;
+        let codec = PageCodec::with_decryptor(&chunk.header, chunk.decryptor.clone())?;
         let r = (|| {
             let rows = usize::try_from(count).unwrap_or(usize::MAX);
             let value_bytes = self.decoder.as_ref().map_or(0, |d| d.min_bytes_for(rows)) as u64;
             budget.check(count.saturating_mul(8).saturating_add(value_bytes))?;
-            let bytes = payload(compression, &raw, &mut self.buf, &opts.decode)?;
+            let bytes = payload(&codec, index, &raw, &mut self.bufs, &opts.decode)?;
             let (time_stream, value_stream) = split_nonaligned(bytes)?;
             decode_times(opts.nonaligned_time_encoding, time_stream, Some(count), &opts.decode, &mut self.raw_times)?;
             let keep = time_window(&self.raw_times, opts.time_range);

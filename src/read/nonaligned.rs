@@ -9,7 +9,7 @@ use crate::error::{Result, ResultExt, TsFileError};
 use crate::format::chunk::PageIter;
 use crate::format::{ByteSource, FileReader, TimeseriesMetadata};
 use crate::read::column::ColumnBuilder;
-use crate::read::page::{decode_times, payload, split_nonaligned, time_window};
+use crate::read::page::{decode_times, payload, split_nonaligned, time_window, PageBuffers, PageCodec};
 use crate::read::{DecodeBudget, ReadOptions};
 
 /// Decode a whole non-aligned series (all its chunks, in file order) within the time range,
@@ -32,7 +32,7 @@ pub fn read_series_in<S: ByteSource>(
     let mut times = Vec::new();
     let mut values = ColumnBuilder::new(series.data_type)?;
     let mut page_times = Vec::new();
-    let mut buf = Vec::new();
+    let mut bufs = PageBuffers::default();
     for meta in &series.chunks {
         if let Some((lo, hi)) = opts.time_range {
             if !meta.statistics.overlaps_time(lo, hi) {
@@ -51,7 +51,7 @@ pub fn read_series_in<S: ByteSource>(
             ));
         }
         let encoding = h.encoding().with_context(ctx)?;
-        let compression = h.compression().with_context(ctx)?;
+        let codec = PageCodec::new(file, h).with_context(ctx)?;
         for (i, page) in PageIter::new(h, &chunk.data)?.enumerate() {
             let page = page.with_context(ctx)?;
             let stats = page.header.statistics.as_ref().unwrap_or(&meta.statistics);
@@ -64,7 +64,7 @@ pub fn read_series_in<S: ByteSource>(
                 let rows = usize::try_from(stats.count)?;
                 crate::encoding::check_count(rows, 64, &opts.decode, "time")?;
                 budget.check(stats.count.saturating_mul(8).saturating_add(values.min_bytes_for(rows) as u64))?;
-                let data = payload(compression, &page, &mut buf, &opts.decode)?;
+                let data = payload(&codec, i, &page, &mut bufs, &opts.decode)?;
                 let (time_stream, value_stream) = split_nonaligned(data)?;
                 decode_times(opts.nonaligned_time_encoding, time_stream, Some(stats.count), &opts.decode, &mut page_times)?;
                 let keep = time_window(&page_times, opts.time_range);

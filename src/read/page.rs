@@ -7,18 +7,56 @@
 //!                     value stream holding only the present values
 //! ```
 //!
-//! Read pipeline per page: stored bytes → decompress to exactly `uncompressed_size` →
-//! split the payload → decode by count.
+//! Read pipeline per page: stored bytes → decrypt (encrypted files, see [`crate::crypto`])
+//! → decompress to exactly `uncompressed_size` → split the payload → decode by count.
 
 use crate::compression;
 use crate::encoding::{self, DecodeOptions};
 use crate::error::{Result, TsFileError};
-use crate::format::chunk::RawPage;
-use crate::format::{Compression, Cursor, Encoding};
+use std::sync::Arc;
 
-/// The decompressed payload of a page: borrowed when stored uncompressed. A declared
+use crate::format::chunk::{ChunkHeader, RawPage};
+use crate::format::reader::{FileReader, PageDecryptor};
+use crate::format::{ByteSource, Compression, Cursor, Encoding};
+
+/// How the stored pages of one chunk become payloads: the chunk's compression and the
+/// file's page decryptor (none for plaintext files).
+#[derive(Debug, Clone)]
+pub struct PageCodec<'c> {
+    chunk: &'c ChunkHeader,
+    compression: Compression,
+    decryptor: Option<Arc<dyn PageDecryptor>>,
+}
+
+impl<'c> PageCodec<'c> {
+    /// The codec for `chunk` of `file`. An encrypted file without a usable key is an
+    /// [`TsFileError::Encrypted`] error here, before any page is touched.
+    pub fn new<S: ByteSource>(file: &FileReader<S>, chunk: &'c ChunkHeader) -> Result<Self> {
+        Ok(PageCodec { chunk, compression: chunk.compression()?, decryptor: crate::crypto::decryptor_of(file)? })
+    }
+
+    /// The codec for `chunk` with a decryptor already resolved for its file.
+    pub fn with_decryptor(chunk: &'c ChunkHeader, decryptor: Option<Arc<dyn PageDecryptor>>) -> Result<Self> {
+        Ok(PageCodec { chunk, compression: chunk.compression()?, decryptor })
+    }
+
+    /// The chunk's compression.
+    pub fn compression(&self) -> Compression {
+        self.compression
+    }
+}
+
+/// Reusable buffers of [`payload`]: decrypted and decompressed bytes.
+#[derive(Debug, Default)]
+pub struct PageBuffers {
+    decrypted: Vec<u8>,
+    payload: Vec<u8>,
+}
+
+/// The decrypted and decompressed payload of page `index` (0-based within its chunk) —
+/// borrowed from `page` when it is stored in the clear and uncompressed. A declared
 /// `uncompressed_size` above `opts.max_page_bytes` is rejected before anything is allocated.
-pub fn payload<'a>(compression: Compression, page: &RawPage<'a>, buf: &'a mut Vec<u8>, opts: &DecodeOptions) -> Result<&'a [u8]> {
+pub fn payload<'a>(codec: &PageCodec<'_>, index: usize, page: &RawPage<'a>, bufs: &'a mut PageBuffers, opts: &DecodeOptions) -> Result<&'a [u8]> {
     let size = page.header.uncompressed_size as usize;
     if size > opts.max_page_bytes {
         return Err(TsFileError::LimitExceeded {
@@ -27,17 +65,26 @@ pub fn payload<'a>(compression: Compression, page: &RawPage<'a>, buf: &'a mut Ve
             limit: opts.max_page_bytes as u64,
         });
     }
-    if compression == Compression::Uncompressed {
-        if page.data.len() != size {
-            return Err(TsFileError::Decompress {
+    let PageBuffers { decrypted, payload } = bufs;
+    let (stored, decryptor): (&'a [u8], _) = match &codec.decryptor {
+        Some(d) if d.decrypt_page(codec.chunk, index, &page.header, page.data, decrypted)? => (decrypted.as_slice(), Some(d)),
+        _ => (page.data, None),
+    };
+    let hint = |e: TsFileError| match decryptor.and_then(|d| d.failure_hint()) {
+        Some(h) => e.context(h),
+        None => e,
+    };
+    if codec.compression == Compression::Uncompressed {
+        if stored.len() != size {
+            return Err(hint(TsFileError::Decompress {
                 codec: "UNCOMPRESSED",
-                detail: format!("stored {} bytes but the header says {size}", page.data.len()),
-            });
+                detail: format!("stored {} bytes but the header says {size}", stored.len()),
+            }));
         }
-        return Ok(page.data);
+        return Ok(stored);
     }
-    compression::decompress_into(compression, page.data, size, buf)?;
-    Ok(buf.as_slice())
+    compression::decompress_into(codec.compression, stored, size, payload).map_err(hint)?;
+    Ok(payload.as_slice())
 }
 
 /// Split a non-aligned payload into its time and value streams.
@@ -189,11 +236,24 @@ mod tests {
         };
         let page = RawPage { header, data: &[1, 2, 3] };
         let opts = DecodeOptions { max_page_bytes: 4096, ..Default::default() };
-        let mut buf = Vec::new();
-        let e = payload(Compression::Zstd, &page, &mut buf, &opts).unwrap_err();
+        let mut bufs = PageBuffers::default();
+        let chunk = ChunkHeader {
+            offset: 0,
+            marker: 0x05,
+            measurement: "s".into(),
+            data_size: 5,
+            data_type: 2,
+            compression: 2,
+            encoding: 0,
+            chunk_ordinal: None,
+            authentication: None,
+            header_len: 0,
+        };
+        let codec = PageCodec { chunk: &chunk, compression: Compression::Zstd, decryptor: None };
+        let e = payload(&codec, 0, &page, &mut bufs, &opts).unwrap_err();
         assert!(matches!(e, TsFileError::LimitExceeded { value: 5000, limit: 4096, .. }), "{e:?}");
         assert!(e.to_string().contains("(option max_page_bytes)"));
-        assert_eq!(buf.capacity(), 0);
+        assert_eq!(bufs.payload.capacity(), 0);
     }
 
     #[test]

@@ -7,6 +7,7 @@ mod concurrency;
 mod conformance;
 mod corpus_structure;
 mod corrupt;
+mod encryption;
 mod limits;
 mod malformed;
 mod sample;

@@ -6,6 +6,10 @@
 
 use std::collections::BTreeMap;
 
+use datafusion_tsfile::crypto::aead::{aad_prefix, page_aad, AES_GCM_128_AES_WRAP_128_V1};
+use datafusion_tsfile::crypto::{seal, LegacyAlgorithm};
+use datafusion_tsfile::format::{Cursor, FileEncryptionHeader};
+
 /// A value of a series.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Val {
@@ -51,6 +55,57 @@ pub struct Table {
     pub name: String,
     pub tags: Vec<String>,
     pub fields: Vec<(String, u8)>,
+}
+
+/// How pages are sealed (encrypted) by [`write_tsfile_sealed`].
+#[derive(Debug, Clone)]
+pub enum Sealing {
+    /// Plaintext pages.
+    None,
+    /// Legacy footer properties; pages XORed with the algorithm's CTR keystream. Level 2
+    /// stores `data_key` wrapped under `master`, level 1 in the clear.
+    Legacy { level: u8, algorithm: LegacyAlgorithm, data_key: [u8; 16], master: [u8; 16], type_name: String },
+    /// Page AEAD: FileEncryptionHeader at offset 7, an int64 ordinal after every chunk
+    /// header (optionally also an empty authentication field), AES-128-GCM page bodies.
+    Aead { provider: String, kek: [u8; 16], data_key: [u8; 16], file_id: [u8; 16], with_auth_field: bool },
+}
+
+/// State of sealing while a file is written.
+struct Sealer<'a> {
+    sealing: &'a Sealing,
+    aad_prefix: Vec<u8>,
+    next_ordinal: i64,
+}
+
+impl Sealer<'_> {
+    /// The chunk-header suffix to write and the ordinal of the chunk (AEAD only).
+    fn chunk_suffix(&mut self, b: &mut Buf) -> i64 {
+        let ord = self.next_ordinal;
+        if let Sealing::Aead { with_auth_field, .. } = self.sealing {
+            b.i64(ord);
+            if *with_auth_field {
+                b.i32(0);
+            }
+            self.next_ordinal += 1;
+        }
+        ord
+    }
+
+    fn seal(&self, ordinal: i64, page_index: usize, plain: &[u8]) -> Vec<u8> {
+        match self.sealing {
+            Sealing::None => plain.to_vec(),
+            Sealing::Legacy { algorithm, data_key, .. } => seal::seal_legacy(*algorithm, data_key, plain).unwrap(),
+            Sealing::Aead { data_key, .. } => {
+                let mut aad = Vec::new();
+                page_aad(&self.aad_prefix, ordinal, page_index as u32, plain.len() as u32, plain.len() as u32, &mut aad);
+                // A distinct IV per page (real writers draw them at random).
+                let mut iv = [0u8; 12];
+                iv[..8].copy_from_slice(&ordinal.to_be_bytes());
+                iv[8..].copy_from_slice(&(page_index as u32).to_be_bytes());
+                seal::seal_aes_gcm(data_key, &iv, &aad, plain).unwrap()
+            }
+        }
+    }
 }
 
 #[derive(Default)]
@@ -172,24 +227,30 @@ struct Written {
 }
 
 /// Write one chunk: `pages` = list of (page payload, page statistics bytes).
-fn chunk(b: &mut Buf, marker_base: u8, name: &str, ty: u8, pages: Vec<(Vec<u8>, Vec<u8>)>) -> i64 {
+fn chunk(b: &mut Buf, sealer: &mut Sealer<'_>, marker_base: u8, name: &str, ty: u8, pages: Vec<(Vec<u8>, Vec<u8>)>) -> i64 {
     let offset = b.pos();
     let multi = pages.len() > 1;
+    let mut header = Buf::default();
+    header.u8(marker_base | if multi { 0x01 } else { 0x05 });
+    header.var_str(name);
+    let mut suffix = Buf::default();
+    let ordinal = sealer.chunk_suffix(&mut suffix);
     let mut data = Buf::default();
-    for (payload, stats) in &pages {
+    for (i, (payload, stats)) in pages.iter().enumerate() {
+        let stored = sealer.seal(ordinal, i, payload);
         data.uvarint(payload.len() as u64);
-        data.uvarint(payload.len() as u64);
+        data.uvarint(stored.len() as u64);
         if multi {
             data.bytes(stats);
         }
-        data.bytes(payload);
+        data.bytes(&stored);
     }
-    b.u8(marker_base | if multi { 0x01 } else { 0x05 });
-    b.var_str(name);
+    b.bytes(&header.0);
     b.uvarint(data.0.len() as u64);
     b.u8(ty);
     b.u8(0); // UNCOMPRESSED
     b.u8(0); // PLAIN
+    b.bytes(&suffix.0);
     b.bytes(&data.0);
     offset
 }
@@ -202,9 +263,22 @@ fn stats_bytes(ty: u8, points: &[(i64, &Val)], time_only: bool) -> Vec<u8> {
 
 /// Write a TsFile holding `devices` (one chunk group each, in this order) and `tables`.
 pub fn write_tsfile(devices: &[Device], tables: &[Table], page_points: usize) -> Vec<u8> {
+    write_tsfile_sealed(devices, tables, page_points, &Sealing::None)
+}
+
+/// [`write_tsfile`] with encrypted pages.
+pub fn write_tsfile_sealed(devices: &[Device], tables: &[Table], page_points: usize, sealing: &Sealing) -> Vec<u8> {
     let mut b = Buf::default();
     b.bytes(b"TsFile");
     b.u8(4);
+    let mut sealer = Sealer { sealing, aad_prefix: Vec::new(), next_ordinal: 0 };
+    if let Sealing::Aead { provider, kek, data_key, file_id, .. } = sealing {
+        let wrapped = seal::wrap_aes_kw(kek, data_key).unwrap();
+        let h = seal::encryption_header(provider, AES_GCM_128_AES_WRAP_128_V1, "test-key", "1", file_id, &wrapped);
+        let parsed = FileEncryptionHeader::parse(&mut Cursor::new(&h, 7)).unwrap();
+        sealer.aad_prefix = aad_prefix(&parsed);
+        b.bytes(&h);
+    }
     // Per device (by segments): its written series (time column first for aligned).
     let mut index: BTreeMap<Vec<String>, Vec<Written>> = BTreeMap::new();
     for d in devices {
@@ -233,7 +307,7 @@ pub fn write_tsfile(devices: &[Device], tables: &[Table], page_points: usize) ->
                             (payload.0, stats_bytes(*ty, page, false))
                         })
                         .collect();
-                    let offset = chunk(&mut b, 0x00, name, *ty, pages);
+                    let offset = chunk(&mut b, &mut sealer, 0x00, name, *ty, pages);
                     written.push(Written { name: name.clone(), ty: *ty, offset, stats: stats_bytes(*ty, &refs, false) });
                 }
             }
@@ -252,7 +326,7 @@ pub fn write_tsfile(devices: &[Device], tables: &[Table], page_points: usize) ->
                         (p.0, stats_bytes(VECTOR, &pts, true))
                     })
                     .collect();
-                let offset = chunk(&mut b, 0x80, "", VECTOR, pages);
+                let offset = chunk(&mut b, &mut sealer, 0x80, "", VECTOR, pages);
                 written.push(Written { name: String::new(), ty: VECTOR, offset, stats: stats_bytes(VECTOR, &time_points, true) });
                 let mut columns = columns.clone();
                 columns.sort_by(|a, c| a.0.cmp(&c.0));
@@ -277,7 +351,7 @@ pub fn write_tsfile(devices: &[Device], tables: &[Table], page_points: usize) ->
                             (p.0, stats_bytes(*ty, &pts, false))
                         })
                         .collect();
-                    let offset = chunk(&mut b, 0x40, name, *ty, pages);
+                    let offset = chunk(&mut b, &mut sealer, 0x40, name, *ty, pages);
                     let all: Vec<(i64, &Val)> = rows.iter().filter_map(|&r| values[r].as_ref().map(|v| (times[r], v))).collect();
                     written.push(Written { name: name.clone(), ty: *ty, offset, stats: stats_bytes(*ty, &all, false) });
                 }
@@ -344,7 +418,18 @@ pub fn write_tsfile(devices: &[Device], tables: &[Table], page_points: usize) ->
     }
     m.i64(meta_offset);
     m.uvarint(0); // no bloom filter
-    m.varint(0); // no properties
+    match sealing {
+        Sealing::Legacy { level, algorithm, data_key, master, type_name } => {
+            let key = if *level == 2 { seal::wrap_legacy_key(*algorithm, master, data_key).unwrap() } else { *data_key };
+            let props = [("encryptLevel", level.to_string()), ("encryptType", type_name.clone()), ("encryptKey", seal::key_property(&key))];
+            m.varint(props.len() as i32);
+            for (k, v) in props {
+                m.var_str(k);
+                m.var_str(&v);
+            }
+        }
+        _ => m.varint(0), // no properties
+    }
     let len = m.0.len() as i32;
     b.bytes(&m.0);
     b.i32(len);
