@@ -294,14 +294,15 @@ fn chunk_headers(f: &TsFile) -> Vec<datafusion_tsfile::format::ChunkHeader> {
 
 #[test]
 fn test_sql_over_sealed_aead_file() {
-    let (devices, tables) = table_devices();
+    let (mut devices, tables) = table_devices();
+    devices.push(tree_device());
     let dir = std::env::temp_dir().join(format!("tsfile-aead-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("sealed.tsfile");
     std::fs::write(&path, write_tsfile_sealed(&devices, &tables, 10, &aead(false))).unwrap();
     block_on(async {
         let c = ctx(2);
-        let opts = TsFileReadOptions::default().with_keys(keys("0123456789abcdef")).with_time_unit(TimeUnit::Raw);
+        let opts = TsFileReadOptions::default().with_keys(keys("0123456789abcdef")).with_time_unit(TimeUnit::Raw).with_table("t");
         register_tsfile(&c, "s", &[path.to_str().unwrap()], opts).await.unwrap();
         let rows = rows_of(&c.sql("SELECT id, count(a), sum(a), min(b) FROM s WHERE time >= 1100 GROUP BY id ORDER BY id").await.unwrap().collect().await.unwrap());
         // Rows 10..25 of each device; a is null where i % 7 == 3 (i = 10, 17, 24).
@@ -316,8 +317,19 @@ fn test_sql_over_sealed_aead_file() {
                 f64_cell(-997.5)
             )
         );
+        // The tree-model table of the same file (streaming merge of non-aligned series).
+        let tree_opts = TsFileReadOptions::default()
+            .with_keys(keys("0123456789abcdef"))
+            .with_table("root")
+            .with_time_unit(TimeUnit::Raw);
+        let tree_opts = TsFileReadOptions { read: datafusion_tsfile::read::ReadOptions { nonaligned_time_encoding: datafusion_tsfile::format::Encoding::Plain, ..tree_opts.read }, ..tree_opts };
+        register_tsfile(&c, "tree", &[path.to_str().unwrap()], tree_opts).await.unwrap();
+        let rows = rows_of(&c.sql("SELECT count(*), count(s1), sum(s1), count(s2), min(s2) FROM tree WHERE time >= 10").await.unwrap().collect().await.unwrap());
+        // time = 2i: i in 5..30; s1 = i*i; s2 where i % 3 == 0 (i = 6..27: 8 points, min -27).
+        let sum: i64 = (5..30).map(|i| i * i).sum();
+        assert_eq!(format!("{rows:?}"), format!("[[Number(25), Number(25), Number({sum}), Number(8), String(\"{}\")]]", f64_cell(-27.0)));
         let locked = ctx(1);
-        register_tsfile(&locked, "s", &[path.to_str().unwrap()], TsFileReadOptions::default()).await.unwrap();
+        register_tsfile(&locked, "s", &[path.to_str().unwrap()], TsFileReadOptions::default().with_table("t")).await.unwrap();
         let e = locked.sql("SELECT sum(a) FROM s").await.unwrap().collect().await.unwrap_err().to_string();
         assert!(e.contains("Page-AEAD") && e.contains("key is required"), "{e}");
     });
