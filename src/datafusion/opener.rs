@@ -37,8 +37,8 @@ use crate::datafusion::tree_scan::TreeScan;
 use crate::datafusion::pruning::{
     column_roles, tag_column_stat, time_column_stat, unit_of, value_column_stat, ColumnRole, ColumnStat, ContainerStats,
 };
-use crate::format::TsDataType;
-use crate::io::fetch_ranges;
+use crate::format::{FileReader, TsDataType};
+use crate::io::{fetch_ranges, RangeSource};
 use crate::read::aligned::{plan_chunk_groups, read_chunk_group_in, AlignedChunkGroup, GroupPageStats, ValuePageStats};
 use crate::read::DecodeBudget;
 
@@ -131,16 +131,62 @@ impl FileOpener for TsFileOpener {
                 decryptor,
             });
             let devices = ctx.prune_devices(owned)?;
-            let stream = futures::stream::iter(devices)
-                .then(move |i| {
-                    let ctx = ctx.clone();
-                    async move { ctx.scan_device(i).await }
+            let plans = devices.into_iter().map(|i| ctx.plan_device(i)).collect::<Result<Vec<_>>>()?;
+            // Runs of devices fetched with one coalesced request; the next run is fetched
+            // (on the object store's I/O threads) while this one is decoded.
+            let runs = fetch_runs(plans.into_iter().flatten().collect(), FETCH_RUN_BYTES);
+            let fetch_ctx = ctx.clone();
+            let stream = futures::stream::iter(runs)
+                .map(move |run| {
+                    let ctx = fetch_ctx.clone();
+                    async move { ctx.fetch_run(run).await }
                 })
-                .map_ok(|batches| futures::stream::iter(batches.into_iter().map(Ok)))
+                .buffered(PREFETCH_RUNS)
+                .map_ok(move |(view, run)| {
+                    let ctx = ctx.clone();
+                    futures::stream::iter(run).map(move |plan| ctx.decode_device(&view, plan)).map_ok(|b| futures::stream::iter(b.into_iter().map(Ok))).try_flatten()
+                })
                 .try_flatten();
             Ok(with_limit(stream.boxed(), this.limit))
         }))
     }
+}
+
+/// Bytes of chunks fetched by one request (a run of whole devices; a larger device alone).
+const FETCH_RUN_BYTES: u64 = 4 << 20;
+/// Runs fetched ahead of the one being decoded, per partition.
+const PREFETCH_RUNS: usize = 2;
+
+/// The chunks of one device a scan reads.
+struct DevicePlan {
+    /// Index into the table's devices.
+    index: usize,
+    /// Chunk groups that survived pruning.
+    groups: Vec<AlignedChunkGroup>,
+    /// Projected fields: position among the schema's fields, type.
+    projected_fields: Vec<(usize, TsDataType)>,
+    /// Byte ranges of the chunks to fetch.
+    ranges: Vec<Range<u64>>,
+}
+
+/// Split device plans (in scan order) into runs of about `max_bytes` of chunks each.
+fn fetch_runs(plans: Vec<DevicePlan>, max_bytes: u64) -> Vec<Vec<DevicePlan>> {
+    let mut runs: Vec<Vec<DevicePlan>> = Vec::new();
+    let mut bytes = 0u64;
+    for p in plans {
+        let size: u64 = p.ranges.iter().map(|r| r.end.saturating_sub(r.start)).sum();
+        match runs.last_mut() {
+            Some(run) if bytes.saturating_add(size) <= max_bytes => {
+                bytes += size;
+                run.push(p);
+            }
+            _ => {
+                bytes = size;
+                runs.push(vec![p]);
+            }
+        }
+    }
+    runs
 }
 
 /// Stop a scan's stream once `limit` rows have been produced.
@@ -215,14 +261,19 @@ impl ScanContext {
         Ok(kept)
     }
 
-    async fn scan_device(&self, index: usize) -> Result<Vec<RecordBatch>> {
-        let Some(d) = self.table.devices.get(index) else { return Ok(Vec::new()) };
+    /// What to read of device `index`: its chunk groups that survive pruning, the projected
+    /// fields and the byte ranges of their chunks. `None` when nothing is left to read.
+    fn plan_device(&self, index: usize) -> Result<Option<DevicePlan>> {
+        let Some(d) = self.table.devices.get(index) else { return Ok(None) };
         // Every field of the file schema, for chunk-group pruning; the projected ones are read.
-        let field_names: Vec<&str> = self.roles.iter().filter_map(|r| if let ColumnRole::Field(n) = r { Some(n.as_str()) } else { None }).collect();
+        let field_names: Vec<&str> = self.field_names();
         let series: Vec<_> = field_names.iter().map(|n| d.fields.get(*n)).collect();
         let groups = plan_chunk_groups(&d.time, &series).map_err(|e| self.err(e))?;
         self.metrics.chunk_groups_total.add(groups.len());
         let groups = self.prune_groups(d, &field_names, groups)?;
+        if groups.is_empty() {
+            return Ok(None);
+        }
         // Projected fields: (position in field_names, type).
         let mut projected_fields: Vec<(usize, TsDataType)> = Vec::new();
         for &i in &self.indices {
@@ -233,11 +284,6 @@ impl ScanContext {
                 }
             }
         }
-        let mut out = Vec::new();
-        if groups.is_empty() {
-            return Ok(out);
-        }
-        // Fetch the chunks to decode.
         let mut ranges: Vec<Range<u64>> = Vec::new();
         for g in &groups {
             ranges.push(self.chunk_range(g.time.offset)?);
@@ -247,12 +293,32 @@ impl ScanContext {
                 }
             }
         }
+        Ok(Some(DevicePlan { index, groups, projected_fields, ranges }))
+    }
+
+    fn field_names(&self) -> Vec<&str> {
+        self.roles.iter().filter_map(|r| if let ColumnRole::Field(n) = r { Some(n.as_str()) } else { None }).collect()
+    }
+
+    /// Fetch the chunks of a run of devices with one coalesced request; returns a reader
+    /// over them (with the scan's decryptor) and the run.
+    async fn fetch_run(&self, run: Vec<DevicePlan>) -> Result<(Arc<FileReader<RangeSource>>, Vec<DevicePlan>)> {
+        let ranges: Vec<Range<u64>> = run.iter().flat_map(|p| p.ranges.iter().cloned()).collect();
         let io = self.metrics.io_time.timer();
         let parts = fetch_ranges(&self.store, &self.location, ranges).await.map_err(|e| self.err(e))?;
         io.done();
         self.metrics.bytes_scanned.add(parts.iter().map(|(_, b)| b.len()).sum());
         let mut view = self.meta.reader.with_source(self.meta.reader.source().with_parts(parts));
         view.set_decryptor(self.decryptor.clone());
+        Ok((Arc::new(view), run))
+    }
+
+    /// Decode the planned chunk groups of one device into record batches.
+    fn decode_device(&self, view: &FileReader<RangeSource>, plan: DevicePlan) -> Result<Vec<RecordBatch>> {
+        let DevicePlan { index, groups, projected_fields, .. } = plan;
+        let Some(d) = self.table.devices.get(index) else { return Ok(Vec::new()) };
+        let field_names = self.field_names();
+        let mut out = Vec::new();
         let _decode = self.metrics.decode_time.timer();
         let types: Vec<TsDataType> = projected_fields.iter().map(|(_, t)| *t).collect();
         let page_filter = |stats: &GroupPageStats<'_>| self.page_filter(d, &projected_fields, &field_names, stats);
@@ -276,7 +342,7 @@ impl ScanContext {
                 values: projected_fields.iter().map(|(pos, _)| g.values.get(*pos).cloned().flatten()).collect(),
             };
             let filter: Option<crate::read::aligned::PageFilter<'_>> = if self.pruning.is_some() { Some(&page_filter) } else { None };
-            let mut decoded = read_chunk_group_in(&view, &sub, &types, &self.options.read, filter, &self.budget)
+            let mut decoded = read_chunk_group_in(view, &sub, &types, &self.options.read, filter, &self.budget)
                 .map_err(|e| self.err(e.context(format!("device {}", d.device))))?;
             self.metrics.pages_total.add(decoded.pages_total);
             self.metrics.pages_pruned.add(decoded.pages_pruned);
