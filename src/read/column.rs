@@ -295,6 +295,18 @@ impl ColumnBuilder {
         Ok(())
     }
 
+    /// Move every row of `other` (same type) to the end of this builder, nulls included.
+    pub fn append_builder(&mut self, other: &mut ColumnBuilder) -> Result<()> {
+        let (values, nulls) = other.take();
+        let n = values.len();
+        self.values.append_range(&values, 0..n)?;
+        match nulls {
+            Some(nulls) => self.validity.append_buffer(&nulls),
+            None => self.validity.append_n_non_nulls(n),
+        }
+        Ok(())
+    }
+
     /// Append `n` null rows.
     pub fn append_nulls(&mut self, n: usize) -> Result<()> {
         self.values.append_defaults(n)?;
