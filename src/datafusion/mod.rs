@@ -21,6 +21,7 @@
 //! * [`metadata_fn`]: the `tsfile_metadata('path')` table function;
 //! * [`table_options`]: the `tsfile.` option namespace (`OPTIONS ('tsfile.table' 't')`).
 
+mod file_scan;
 pub mod format;
 pub mod metadata;
 pub mod metadata_fn;

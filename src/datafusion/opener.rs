@@ -19,18 +19,17 @@ use arrow_schema::SchemaRef;
 use datafusion::common::{DataFusionError, Result};
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::{FileOpenFuture, FileOpener};
-use datafusion::physical_optimizer::pruning::{PruningPredicate, PruningPredicateBuilder};
+use datafusion::physical_optimizer::pruning::PruningPredicateBuilder;
 use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
 use datafusion::physical_plan::PhysicalExpr;
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
-use object_store::path::Path;
 use object_store::ObjectStore;
 
 use crate::arrow::batch::{assemble_batches, ColumnSource};
-use crate::arrow::schema::TimeUnit;
+use crate::datafusion::file_scan::FileScan;
 use crate::datafusion::format::df_err;
-use crate::datafusion::metadata::{DeviceMeta, FileMeta, MetadataCache, TableMeta};
+use crate::datafusion::metadata::{DeviceMeta, MetadataCache, TableMeta};
 use crate::datafusion::metrics::TsFileScanMetrics;
 use crate::datafusion::options::TsFileReadOptions;
 use crate::datafusion::tree_scan::TreeScan;
@@ -38,7 +37,7 @@ use crate::datafusion::pruning::{
     column_roles, tag_column_stat, time_column_stat, unit_of, value_column_stat, ColumnRole, ColumnStat, ContainerStats,
 };
 use crate::format::{FileReader, TsDataType};
-use crate::io::{fetch_ranges, RangeSource};
+use crate::io::RangeSource;
 use crate::read::aligned::{plan_chunk_groups, read_chunk_group_in, AlignedChunkGroup, GroupPageStats, ValuePageStats};
 use crate::read::DecodeBudget;
 
@@ -92,9 +91,28 @@ impl FileOpener for TsFileOpener {
             let decryptor = crate::crypto::decryptor_for(&meta.reader, &this.options.keys)
                 .map_err(|e| df_err(e.in_file(&location)))?;
             let range = file.range.as_ref().map(|r| (u64::try_from(r.start).unwrap_or(0), u64::try_from(r.end).unwrap_or(u64::MAX)));
+            let pruning = this
+                .predicate
+                .clone()
+                .and_then(|p| PruningPredicateBuilder::new().with_file_schema(this.file_schema.clone()).build(p));
+            let file_scan = FileScan {
+                store: this.store.clone(),
+                location: location.clone(),
+                meta: meta.clone(),
+                schema: this.file_schema.clone(),
+                projected,
+                indices: this.file_indices.clone(),
+                pruning,
+                options: this.options.clone(),
+                batch_size: this.batch_size.max(1),
+                metrics: metrics.clone(),
+                unit: unit_of(&this.file_schema),
+                budget: this.budget.clone(),
+                decryptor,
+            };
             if !is_table {
                 // A tree-model path prefix.
-                let scan = TreeScan::new(&this, meta.clone(), &table, location.clone(), projected, metrics.clone(), decryptor)?;
+                let scan = TreeScan::new(file_scan, &table)?;
                 return Ok(with_limit(scan.stream(range)?, this.limit));
             }
             let tmeta = meta.table(&table).map_err(|e| df_err(e.in_file(&location)))?;
@@ -109,27 +127,7 @@ impl FileOpener for TsFileOpener {
             let tag_order: Vec<String> = tmeta.schema.tag_columns().map(|c| c.name.clone()).collect();
             let fields_in_file: HashSet<String> = tmeta.schema.field_columns().map(|c| c.name.clone()).collect();
             let roles = column_roles(&this.file_schema, &tag_order, &fields_in_file);
-            let pruning = this
-                .predicate
-                .clone()
-                .and_then(|p| PruningPredicateBuilder::new().with_file_schema(this.file_schema.clone()).build(p));
-            let ctx = Arc::new(ScanContext {
-                store: this.store.clone(),
-                location: location.clone(),
-                meta: meta.clone(),
-                table: tmeta.clone(),
-                schema: this.file_schema.clone(),
-                projected,
-                indices: this.file_indices.clone(),
-                roles,
-                pruning,
-                options: this.options.clone(),
-                batch_size: this.batch_size.max(1),
-                metrics: metrics.clone(),
-                unit: unit_of(&this.file_schema),
-                budget: this.budget.clone(),
-                decryptor,
-            });
+            let ctx = Arc::new(ScanContext { file: file_scan, table: tmeta.clone(), roles });
             let devices = ctx.prune_devices(owned)?;
             let plans = devices.into_iter().map(|i| ctx.plan_device(i)).collect::<Result<Vec<_>>>()?;
             // Runs of devices fetched with one coalesced request; the next run is fetched
@@ -208,34 +206,22 @@ fn with_limit(stream: BoxStream<'static, Result<RecordBatch>>, limit: Option<usi
 
 /// Everything a partition needs to scan the devices of one file.
 struct ScanContext {
-    store: Arc<dyn ObjectStore>,
-    location: Path,
-    meta: Arc<FileMeta>,
+    /// What any scan of this file shares.
+    file: FileScan,
     table: Arc<TableMeta>,
-    schema: SchemaRef,
-    projected: SchemaRef,
-    indices: Vec<usize>,
     roles: Vec<ColumnRole>,
-    pruning: Option<Arc<PruningPredicate>>,
-    options: TsFileReadOptions,
-    batch_size: usize,
-    metrics: TsFileScanMetrics,
-    unit: TimeUnit,
-    budget: Arc<DecodeBudget>,
-    /// Page decryption with the scan's keys (a no-op for plaintext files).
-    decryptor: Arc<dyn crate::format::reader::PageDecryptor>,
 }
 
 impl ScanContext {
     fn err(&self, e: crate::TsFileError) -> DataFusionError {
-        df_err(e.in_file(&self.location))
+        self.file.err(e)
     }
 
     /// Statistics of one container for every column: time, tags, fields.
     fn container(&self, d: &DeviceMeta, rows: u64, time: ColumnStat, field: impl Fn(&str, &arrow_schema::DataType) -> ColumnStat) -> Vec<ColumnStat> {
         self.roles
             .iter()
-            .zip(self.schema.fields())
+            .zip(self.file.schema.fields())
             .map(|(role, f)| match role {
                 ColumnRole::Time => time.clone(),
                 ColumnRole::Tag(i) => tag_column_stat(d.device.segment(*i), rows),
@@ -246,18 +232,18 @@ impl ScanContext {
     }
 
     fn prune_devices(&self, owned: Vec<usize>) -> Result<Vec<usize>> {
-        let Some(pp) = &self.pruning else { return Ok(owned) };
-        let mut stats = ContainerStats::new(self.schema.clone());
+        let Some(pp) = &self.file.pruning else { return Ok(owned) };
+        let mut stats = ContainerStats::new(self.file.schema.clone());
         for &i in &owned {
             let Some(d) = self.table.devices.get(i) else { continue };
             let rows = d.rows();
-            let time = time_column_stat(&d.time.statistics, self.schema.field(0).data_type());
+            let time = time_column_stat(&d.time.statistics, self.file.schema.field(0).data_type());
             stats.push(rows, self.container(d, rows, time, |name, ty| value_column_stat(d.fields.get(name).map(|s| &s.statistics), rows, ty)));
         }
         let keep = pp.prune(&stats)?;
         let before = owned.len();
         let kept: Vec<usize> = owned.into_iter().zip(keep).filter(|(_, k)| *k).map(|(i, _)| i).collect();
-        self.metrics.devices_pruned.add(before - kept.len());
+        self.file.metrics.devices_pruned.add(before - kept.len());
         Ok(kept)
     }
 
@@ -269,14 +255,14 @@ impl ScanContext {
         let field_names: Vec<&str> = self.field_names();
         let series: Vec<_> = field_names.iter().map(|n| d.fields.get(*n)).collect();
         let groups = plan_chunk_groups(&d.time, &series).map_err(|e| self.err(e))?;
-        self.metrics.chunk_groups_total.add(groups.len());
+        self.file.metrics.chunk_groups_total.add(groups.len());
         let groups = self.prune_groups(d, &field_names, groups)?;
         if groups.is_empty() {
             return Ok(None);
         }
         // Projected fields: (position in field_names, type).
         let mut projected_fields: Vec<(usize, TsDataType)> = Vec::new();
-        for &i in &self.indices {
+        for &i in &self.file.indices {
             if let Some(ColumnRole::Field(n)) = self.roles.get(i) {
                 if let Some(pos) = field_names.iter().position(|f| f == n) {
                     let ty = self.table.schema.columns.iter().find(|c| c.name == *n).map_or(TsDataType::Unknown, |c| c.data_type);
@@ -286,10 +272,10 @@ impl ScanContext {
         }
         let mut ranges: Vec<Range<u64>> = Vec::new();
         for g in &groups {
-            ranges.push(self.chunk_range(g.time.offset)?);
+            ranges.push(self.file.chunk_range(g.time.offset)?);
             for (pos, _) in &projected_fields {
                 if let Some(Some(c)) = g.values.get(*pos) {
-                    ranges.push(self.chunk_range(c.offset)?);
+                    ranges.push(self.file.chunk_range(c.offset)?);
                 }
             }
         }
@@ -304,13 +290,7 @@ impl ScanContext {
     /// over them (with the scan's decryptor) and the run.
     async fn fetch_run(&self, run: Vec<DevicePlan>) -> Result<(Arc<FileReader<RangeSource>>, Vec<DevicePlan>)> {
         let ranges: Vec<Range<u64>> = run.iter().flat_map(|p| p.ranges.iter().cloned()).collect();
-        let io = self.metrics.io_time.timer();
-        let parts = fetch_ranges(&self.store, &self.location, ranges).await.map_err(|e| self.err(e))?;
-        io.done();
-        self.metrics.bytes_scanned.add(parts.iter().map(|(_, b)| b.len()).sum());
-        let mut view = self.meta.reader.with_source(self.meta.reader.source().with_parts(parts));
-        view.set_decryptor(self.decryptor.clone());
-        Ok((Arc::new(view), run))
+        Ok((Arc::new(self.file.fetch(ranges).await?), run))
     }
 
     /// Decode the planned chunk groups of one device into record batches.
@@ -319,12 +299,12 @@ impl ScanContext {
         let Some(d) = self.table.devices.get(index) else { return Ok(Vec::new()) };
         let field_names = self.field_names();
         let mut out = Vec::new();
-        let _decode = self.metrics.decode_time.timer();
+        let _decode = self.file.metrics.decode_time.timer();
         let types: Vec<TsDataType> = projected_fields.iter().map(|(_, t)| *t).collect();
         let page_filter = |stats: &GroupPageStats<'_>| self.page_filter(d, &projected_fields, &field_names, stats);
         let mut next_field = 0usize;
         let sources: Vec<ColumnSource> = self
-            .indices
+            .file.indices
             .iter()
             .map(|&i| match self.roles.get(i) {
                 Some(ColumnRole::Time) => ColumnSource::Time,
@@ -333,7 +313,7 @@ impl ScanContext {
                     next_field += 1;
                     ColumnSource::Field(next_field - 1)
                 }
-                _ => ColumnSource::Null(self.schema.field(i).data_type().clone()),
+                _ => ColumnSource::Null(self.file.schema.field(i).data_type().clone()),
             })
             .collect();
         for g in groups {
@@ -341,34 +321,30 @@ impl ScanContext {
                 time: g.time.clone(),
                 values: projected_fields.iter().map(|(pos, _)| g.values.get(*pos).cloned().flatten()).collect(),
             };
-            let filter: Option<crate::read::aligned::PageFilter<'_>> = if self.pruning.is_some() { Some(&page_filter) } else { None };
-            let mut decoded = read_chunk_group_in(view, &sub, &types, &self.options.read, filter, &self.budget)
+            let filter: Option<crate::read::aligned::PageFilter<'_>> = if self.file.pruning.is_some() { Some(&page_filter) } else { None };
+            let mut decoded = read_chunk_group_in(view, &sub, &types, &self.file.options.read, filter, &self.file.budget)
                 .map_err(|e| self.err(e.context(format!("device {}", d.device))))?;
-            self.metrics.pages_total.add(decoded.pages_total);
-            self.metrics.pages_pruned.add(decoded.pages_pruned);
+            self.file.metrics.pages_total.add(decoded.pages_total);
+            self.file.metrics.pages_pruned.add(decoded.pages_pruned);
             let rows = decoded.times.len();
             if rows == 0 {
                 continue;
             }
-            self.metrics.rows_decoded.add(rows);
+            self.file.metrics.rows_decoded.add(rows);
             let fields: Vec<(TsDataType, &str)> =
                 projected_fields.iter().map(|(pos, ty)| (*ty, field_names.get(*pos).copied().unwrap_or(""))).collect();
-            let batches = assemble_batches(&self.projected, &sources, &d.device, &mut decoded, &fields, self.unit, self.batch_size)
+            let batches = assemble_batches(&self.file.projected, &sources, &d.device, &mut decoded, &fields, self.file.unit, self.file.batch_size)
                 .map_err(|e| self.err(e.context(format!("device {}", d.device))))?;
             out.extend(batches);
         }
         Ok(out)
     }
 
-    fn chunk_range(&self, offset: u64) -> Result<Range<u64>> {
-        let end = self.meta.chunk_end(offset).map_err(|e| self.err(e))?;
-        Ok(offset..end)
-    }
 
     fn prune_groups(&self, d: &DeviceMeta, field_names: &[&str], groups: Vec<AlignedChunkGroup>) -> Result<Vec<AlignedChunkGroup>> {
-        let Some(pp) = &self.pruning else { return Ok(groups) };
-        let mut stats = ContainerStats::new(self.schema.clone());
-        let time_ty = self.schema.field(0).data_type().clone();
+        let Some(pp) = &self.file.pruning else { return Ok(groups) };
+        let mut stats = ContainerStats::new(self.file.schema.clone());
+        let time_ty = self.file.schema.field(0).data_type().clone();
         for g in &groups {
             let rows = g.time.statistics.count;
             let time = time_column_stat(&g.time.statistics, &time_ty);
@@ -381,14 +357,14 @@ impl ScanContext {
         let keep = pp.prune(&stats)?;
         let before = groups.len();
         let kept: Vec<AlignedChunkGroup> = groups.into_iter().zip(keep).filter(|(_, k)| *k).map(|(g, _)| g).collect();
-        self.metrics.chunk_groups_pruned.add(before - kept.len());
+        self.file.metrics.chunk_groups_pruned.add(before - kept.len());
         Ok(kept)
     }
 
     fn page_filter(&self, d: &DeviceMeta, projected: &[(usize, TsDataType)], field_names: &[&str], stats: &GroupPageStats<'_>) -> Vec<bool> {
-        let Some(pp) = &self.pruning else { return vec![true; stats.time.len()] };
-        let time_ty = self.schema.field(0).data_type().clone();
-        let mut cs = ContainerStats::new(self.schema.clone());
+        let Some(pp) = &self.file.pruning else { return vec![true; stats.time.len()] };
+        let time_ty = self.file.schema.field(0).data_type().clone();
+        let mut cs = ContainerStats::new(self.file.schema.clone());
         for (p, ts) in stats.time.iter().enumerate() {
             let rows = ts.count;
             let time = time_column_stat(ts, &time_ty);

@@ -19,54 +19,28 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, StringArray};
-use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use arrow_schema::{DataType, Field, Schema};
 use datafusion::arrow::compute::cast;
 use datafusion::common::pruning::PruningStatistics;
 use datafusion::common::{DataFusionError, Result};
-use datafusion::physical_optimizer::pruning::{PruningPredicate, PruningPredicateBuilder};
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
-use object_store::path::Path;
-use object_store::ObjectStore;
 
 use crate::arrow::batch::{assemble_batches, ColumnSource};
-use crate::arrow::schema::TimeUnit;
-use crate::datafusion::format::df_err;
-use crate::datafusion::metadata::FileMeta;
-use crate::datafusion::metrics::TsFileScanMetrics;
-use crate::datafusion::options::TsFileReadOptions;
-use crate::datafusion::opener::TsFileOpener;
-use crate::datafusion::pruning::{time_column_stat, unit_of, value_column_stat, ColumnStat, ContainerStats};
+use crate::datafusion::pruning::{time_column_stat, value_column_stat, ColumnStat, ContainerStats};
 use crate::datafusion::tree::{container, device_container, source_field, time_stat, tree_roles, TreeDevice, TreeMeta, TreeRole};
 use crate::format::{FileReader, Statistics, TsDataType};
-use crate::io::{fetch_ranges, RangeSource};
+use crate::io::RangeSource;
 use crate::read::aligned::{plan_chunk_groups, read_chunk_group_in, AlignedChunkGroup, DecodedGroup, GroupPageStats, ValuePageStats};
-use crate::format::reader::PageDecryptor;
+use crate::datafusion::file_scan::FileScan;
 use crate::read::merge::{MergeInput, SeriesMerger};
-use crate::read::DecodeBudget;
 
 /// Everything a partition needs to scan the devices of one tree key in one file.
 pub(crate) struct TreeScan {
-    store: Arc<dyn ObjectStore>,
-    location: Path,
-    meta: Arc<FileMeta>,
+    /// What any scan of this file shares.
+    file: FileScan,
     tree: Arc<TreeMeta>,
-    /// The table's file schema.
-    schema: SchemaRef,
-    /// The projected schema (what batches carry).
-    projected: SchemaRef,
-    /// Projected column indices into `schema`.
-    indices: Vec<usize>,
     roles: Vec<TreeRole>,
-    pruning: Option<Arc<PruningPredicate>>,
-    options: TsFileReadOptions,
-    batch_size: usize,
-    metrics: TsFileScanMetrics,
-    unit: TimeUnit,
-    /// Decoded bytes of the whole scan, shared by its partitions (`max_decoded_bytes`).
-    budget: Arc<DecodeBudget>,
-    /// Page decryption with the scan's keys (a no-op for plaintext files).
-    decryptor: Arc<dyn PageDecryptor>,
 }
 
 /// A projected measurement a device has: its name and series type.
@@ -74,42 +48,14 @@ type Present = Vec<(String, TsDataType)>;
 
 impl TreeScan {
     fn err(&self, e: crate::TsFileError) -> DataFusionError {
-        df_err(e.in_file(&self.location))
+        self.file.err(e)
     }
 
-    /// The scan of tree key `key` of the file `meta` for an opener; `projected` is the
-    /// opener's projected schema.
-    pub(crate) fn new(
-        opener: &TsFileOpener,
-        meta: Arc<FileMeta>,
-        key: &str,
-        location: Path,
-        projected: SchemaRef,
-        metrics: TsFileScanMetrics,
-        decryptor: Arc<dyn PageDecryptor>,
-    ) -> Result<TreeScan> {
-        let tree = meta.tree(key).map_err(|e| df_err(e.in_file(&location)))?;
-        let pruning = opener
-            .predicate
-            .clone()
-            .and_then(|p| PruningPredicateBuilder::new().with_file_schema(opener.file_schema.clone()).build(p));
-        Ok(TreeScan {
-            store: opener.store.clone(),
-            location,
-            meta,
-            tree,
-            schema: opener.file_schema.clone(),
-            projected,
-            indices: opener.file_indices.clone(),
-            roles: tree_roles(&opener.file_schema),
-            pruning,
-            options: opener.options.clone(),
-            batch_size: opener.batch_size.max(1),
-            metrics,
-            unit: unit_of(&opener.file_schema),
-            budget: opener.budget.clone(),
-            decryptor,
-        })
+    /// The scan of tree key `key` of the file of `file`.
+    pub(crate) fn new(file: FileScan, key: &str) -> Result<TreeScan> {
+        let tree = file.meta.tree(key).map_err(|e| file.err(e))?;
+        let roles = tree_roles(&file.schema);
+        Ok(TreeScan { file, tree, roles })
     }
 
     /// The stream of batches of the devices starting in `range` (all devices when `None`).
@@ -122,7 +68,7 @@ impl TreeScan {
             .filter(|(_, d)| range.is_none_or(|(s, e)| d.first_offset >= s && d.first_offset < e))
             .map(|(i, _)| i)
             .collect();
-        self.metrics.devices_total.add(owned.len());
+        self.file.metrics.devices_total.add(owned.len());
         let devices = self.prune_devices(owned)?;
         let scan = Arc::new(self);
         Ok(futures::stream::iter(devices)
@@ -139,13 +85,13 @@ impl TreeScan {
     fn prune_devices(&self, owned: Vec<usize>) -> Result<Vec<usize>> {
         let before = owned.len();
         let owned: Vec<usize> = owned.into_iter().filter(|&i| self.tree.devices.get(i).is_some_and(|d| d.rows_bound() > 0)).collect();
-        let kept = match &self.pruning {
+        let kept = match &self.file.pruning {
             None => owned,
             Some(pp) => {
-                let mut stats = ContainerStats::new(self.schema.clone());
+                let mut stats = ContainerStats::new(self.file.schema.clone());
                 for &i in &owned {
                     if let Some(d) = self.tree.devices.get(i) {
-                        let (rows, cols) = device_container(d, &self.roles, &self.schema);
+                        let (rows, cols) = device_container(d, &self.roles, &self.file.schema);
                         stats.push(rows, cols);
                     }
                 }
@@ -153,13 +99,13 @@ impl TreeScan {
                 owned.into_iter().zip(keep).filter(|(_, k)| *k).map(|(i, _)| i).collect()
             }
         };
-        self.metrics.devices_pruned.add(before - kept.len());
+        self.file.metrics.devices_pruned.add(before - kept.len());
         Ok(kept)
     }
 
     /// The projected measurements, in output order.
     fn projected_measurements(&self) -> Vec<&str> {
-        self.indices
+        self.file.indices
             .iter()
             .filter_map(|&i| match self.roles.get(i) {
                 Some(TreeRole::Measurement(n)) => Some(n.as_str()),
@@ -179,31 +125,20 @@ impl TreeScan {
             .collect()
     }
 
-    fn chunk_range(&self, offset: u64) -> Result<Range<u64>> {
-        let end = self.meta.chunk_end(offset).map_err(|e| self.err(e))?;
-        Ok(offset..end)
-    }
-
     /// Fetch `ranges` (coalesced) and return a reader over them.
     async fn fetch(&self, ranges: Vec<Range<u64>>) -> Result<FileReader<RangeSource>> {
-        let io = self.metrics.io_time.timer();
-        let parts = fetch_ranges(&self.store, &self.location, ranges).await.map_err(|e| self.err(e))?;
-        io.done();
-        self.metrics.bytes_scanned.add(parts.iter().map(|(_, b)| b.len()).sum());
-        let mut view = self.meta.reader.with_source(self.meta.reader.source().with_parts(parts));
-        view.set_decryptor(self.decryptor.clone());
-        Ok(view)
+        self.file.fetch(ranges).await
     }
 
     /// Keep flags of containers (`true` when no predicate, or on a pruning error: statistics
     /// are an optimisation only).
     fn keep(&self, containers: impl IntoIterator<Item = (u64, Vec<ColumnStat>)>) -> Vec<bool> {
-        let mut stats = ContainerStats::new(self.schema.clone());
+        let mut stats = ContainerStats::new(self.file.schema.clone());
         for (rows, cols) in containers {
             stats.push(rows, cols);
         }
         let n = stats.num_containers();
-        match &self.pruning {
+        match &self.file.pruning {
             None => vec![true; n],
             Some(pp) => pp.prune(&stats).unwrap_or_else(|_| vec![true; n]),
         }
@@ -213,8 +148,8 @@ impl TreeScan {
     /// only time, path and levels are known (values of other series share those rows).
     fn time_container(&self, d: &TreeDevice, s: &Statistics) -> (u64, Vec<ColumnStat>) {
         let range = (s.count > 0).then_some((s.start_time, s.end_time));
-        let time = time_stat(range, self.schema.field(0).data_type());
-        (s.count, container(d, &self.roles, &self.schema, s.count, &time, |_, _| ColumnStat::default()))
+        let time = time_stat(range, self.file.schema.field(0).data_type());
+        (s.count, container(d, &self.roles, &self.file.schema, s.count, &time, |_, _| ColumnStat::default()))
     }
 
     /// Batches of one decoded group of device `d`: `present` names the group's columns.
@@ -223,11 +158,11 @@ impl TreeScan {
         if rows == 0 {
             return Ok(Vec::new());
         }
-        self.metrics.rows_decoded.add(rows);
-        let mut sources = Vec::with_capacity(self.indices.len());
-        let mut source_fields: Vec<Field> = Vec::with_capacity(self.indices.len());
+        self.file.metrics.rows_decoded.add(rows);
+        let mut sources = Vec::with_capacity(self.file.indices.len());
+        let mut source_fields: Vec<Field> = Vec::with_capacity(self.file.indices.len());
         let mut casts = false;
-        for (&i, target) in self.indices.iter().zip(self.projected.fields()) {
+        for (&i, target) in self.file.indices.iter().zip(self.file.projected.fields()) {
             let mut field = target.as_ref().clone();
             sources.push(match self.roles.get(i) {
                 Some(TreeRole::Time) => ColumnSource::Time,
@@ -236,7 +171,7 @@ impl TreeScan {
                 Some(TreeRole::Measurement(name)) => match present.iter().position(|(n, _)| n == name) {
                     Some(pos) => {
                         let ty = present.get(pos).map_or(TsDataType::Unknown, |p| p.1);
-                        if let Some(src) = source_field(target, ty, self.unit).map_err(|e| self.err(e))? {
+                        if let Some(src) = source_field(target, ty, self.file.unit).map_err(|e| self.err(e))? {
                             field = src;
                             casts = true;
                         }
@@ -248,9 +183,9 @@ impl TreeScan {
             });
             source_fields.push(field);
         }
-        let source_schema = if casts { Arc::new(Schema::new(source_fields)) } else { self.projected.clone() };
+        let source_schema = if casts { Arc::new(Schema::new(source_fields)) } else { self.file.projected.clone() };
         let fields: Vec<(TsDataType, &str)> = present.iter().map(|(n, t)| (*t, n.as_str())).collect();
-        let batches = assemble_batches(&source_schema, &sources, &d.device, group, &fields, self.unit, self.batch_size)
+        let batches = assemble_batches(&source_schema, &sources, &d.device, group, &fields, self.file.unit, self.file.batch_size)
             .map_err(|e| self.err(e.context(format!("device {}", d.path))))?;
         if !casts {
             return Ok(batches);
@@ -261,11 +196,11 @@ impl TreeScan {
                 let columns = b
                     .columns()
                     .iter()
-                    .zip(self.projected.fields())
+                    .zip(self.file.projected.fields())
                     .map(|(c, f)| coerce(c, f.data_type()))
                     .collect::<Result<Vec<_>>>()?;
                 let opts = RecordBatchOptions::new().with_row_count(Some(b.num_rows()));
-                Ok(RecordBatch::try_new_with_options(self.projected.clone(), columns, &opts)?)
+                Ok(RecordBatch::try_new_with_options(self.file.projected.clone(), columns, &opts)?)
             })
             .collect()
     }
@@ -331,7 +266,7 @@ impl DeviceBatches {
         let projected = scan.projected_measurements();
         let containers: Vec<(u64, Vec<ColumnStat>)> =
             d.series.iter().flat_map(|s| s.chunks.iter().map(|c| scan.time_container(d, &c.statistics))).collect();
-        scan.metrics.chunks_total.add(containers.len());
+        scan.file.metrics.chunks_total.add(containers.len());
         let keep = scan.keep(containers);
         let mut keep = keep.into_iter();
         let mut inputs = Vec::new();
@@ -345,7 +280,7 @@ impl DeviceBatches {
                 continue;
             }
             for c in &chunks {
-                ranges.push(scan.chunk_range(c.offset)?);
+                ranges.push(scan.file.chunk_range(c.offset)?);
             }
             let values = projected.contains(&s.measurement.as_str());
             if values {
@@ -353,7 +288,7 @@ impl DeviceBatches {
             }
             inputs.push(MergeInput { series: s.clone(), chunks, values });
         }
-        scan.metrics.chunks_pruned.add(pruned);
+        scan.file.metrics.chunks_pruned.add(pruned);
         if inputs.is_empty() {
             return Ok((ranges, DeviceReader::Done));
         }
@@ -368,12 +303,12 @@ impl DeviceBatches {
         let names = scan.all_measurements();
         let series: Vec<_> = names.iter().map(|n| d.series(n)).collect();
         let groups = plan_chunk_groups(time, &series).map_err(|e| scan.err(e.context(format!("device {}", d.path))))?;
-        scan.metrics.chunk_groups_total.add(groups.len());
-        let time_ty = scan.schema.field(0).data_type().clone();
+        scan.file.metrics.chunk_groups_total.add(groups.len());
+        let time_ty = scan.file.schema.field(0).data_type().clone();
         let keep = scan.keep(groups.iter().map(|g| {
             let rows = g.time.statistics.count;
             let t = time_column_stat(&g.time.statistics, &time_ty);
-            let cols = container(d, &scan.roles, &scan.schema, rows, &t, |name, ty| {
+            let cols = container(d, &scan.roles, &scan.file.schema, rows, &t, |name, ty| {
                 let chunk = names.iter().position(|n| *n == name).and_then(|p| g.values.get(p)).and_then(Option::as_ref);
                 value_column_stat(chunk.map(|c| &c.statistics), rows, ty)
             });
@@ -381,7 +316,7 @@ impl DeviceBatches {
         }));
         let before = groups.len();
         let groups: VecDeque<AlignedChunkGroup> = groups.into_iter().zip(keep).filter(|(_, k)| *k).map(|(g, _)| g).collect();
-        scan.metrics.chunk_groups_pruned.add(before - groups.len());
+        scan.file.metrics.chunk_groups_pruned.add(before - groups.len());
         let projected: Vec<(usize, String, TsDataType)> = scan
             .projected_measurements()
             .into_iter()
@@ -392,10 +327,10 @@ impl DeviceBatches {
             .collect();
         let mut ranges = Vec::new();
         for g in &groups {
-            ranges.push(scan.chunk_range(g.time.offset)?);
+            ranges.push(scan.file.chunk_range(g.time.offset)?);
             for (pos, _, _) in &projected {
                 if let Some(Some(c)) = g.values.get(*pos) {
-                    ranges.push(scan.chunk_range(c.offset)?);
+                    ranges.push(scan.file.chunk_range(c.offset)?);
                 }
             }
         }
@@ -406,17 +341,17 @@ impl DeviceBatches {
     fn step(&mut self) -> Result<bool> {
         let scan = self.scan.clone();
         let Some(d) = scan.tree.devices.get(self.device) else { return Ok(false) };
-        let _decode = scan.metrics.decode_time.timer();
+        let _decode = scan.file.metrics.decode_time.timer();
         let ctx = |e: crate::TsFileError| scan.err(e.context(format!("device {}", d.path)));
         match &mut self.reader {
             DeviceReader::Done => Ok(false),
             DeviceReader::Merge { merger, present } => {
                 let filter = |stats: &[&Statistics]| scan.keep(stats.iter().map(|s| scan.time_container(d, s)));
-                let filter: Option<crate::read::merge::PageStatsFilter<'_>> = if scan.pruning.is_some() { Some(&filter) } else { None };
-                let next = merger.next_rows(&self.view, scan.batch_size, &scan.options.read, filter, &scan.budget).map_err(ctx)?;
+                let filter: Option<crate::read::merge::PageStatsFilter<'_>> = if scan.file.pruning.is_some() { Some(&filter) } else { None };
+                let next = merger.next_rows(&self.view, scan.file.batch_size, &scan.file.options.read, filter, &scan.file.budget).map_err(ctx)?;
                 let pages = merger.take_page_counts();
-                scan.metrics.pages_total.add(pages.total);
-                scan.metrics.pages_pruned.add(pages.pruned);
+                scan.file.metrics.pages_total.add(pages.total);
+                scan.file.metrics.pages_pruned.add(pages.pruned);
                 match next {
                     None => Ok(false),
                     Some(mut g) => {
@@ -433,10 +368,10 @@ impl DeviceBatches {
                 };
                 let types: Vec<TsDataType> = projected.iter().map(|p| p.2).collect();
                 let page_filter = |stats: &GroupPageStats<'_>| aligned_page_filter(&scan, d, projected, stats);
-                let filter: Option<crate::read::aligned::PageFilter<'_>> = if scan.pruning.is_some() { Some(&page_filter) } else { None };
-                let mut decoded = read_chunk_group_in(&self.view, &sub, &types, &scan.options.read, filter, &scan.budget).map_err(ctx)?;
-                scan.metrics.pages_total.add(decoded.pages_total);
-                scan.metrics.pages_pruned.add(decoded.pages_pruned);
+                let filter: Option<crate::read::aligned::PageFilter<'_>> = if scan.file.pruning.is_some() { Some(&page_filter) } else { None };
+                let mut decoded = read_chunk_group_in(&self.view, &sub, &types, &scan.file.options.read, filter, &scan.file.budget).map_err(ctx)?;
+                scan.file.metrics.pages_total.add(decoded.pages_total);
+                scan.file.metrics.pages_pruned.add(decoded.pages_pruned);
                 let present: Present = projected.iter().map(|(_, n, t)| (n.clone(), *t)).collect();
                 self.pending.extend(scan.emit(d, &mut decoded, &present)?);
                 Ok(true)
@@ -448,11 +383,11 @@ impl DeviceBatches {
 /// Page pruning of an aligned tree device: time and the projected value pages' statistics;
 /// a measurement the device lacks is all null, other measurements unknown.
 fn aligned_page_filter(scan: &TreeScan, d: &TreeDevice, projected: &[(usize, String, TsDataType)], stats: &GroupPageStats<'_>) -> Vec<bool> {
-    let time_ty = scan.schema.field(0).data_type().clone();
+    let time_ty = scan.file.schema.field(0).data_type().clone();
     scan.keep(stats.time.iter().enumerate().map(|(p, ts)| {
         let rows = ts.count;
         let t = time_column_stat(ts, &time_ty);
-        let cols = container(d, &scan.roles, &scan.schema, rows, &t, |name, ty| {
+        let cols = container(d, &scan.roles, &scan.file.schema, rows, &t, |name, ty| {
             if d.series(name).is_none() {
                 return ColumnStat { min: None, max: None, nulls: Some(rows) };
             }
