@@ -50,6 +50,19 @@ impl FileScan {
         df_err(e.in_file(&self.location))
     }
 
+    /// Indices of the devices this partition owns: those whose first chunk starts in
+    /// `range` (all when `None`), so byte-range splits never split a device. Counted in the
+    /// `devices_total` metric.
+    pub(crate) fn owned_devices(&self, first_offsets: impl Iterator<Item = u64>, range: Option<(u64, u64)>) -> Vec<usize> {
+        let owned: Vec<usize> = first_offsets
+            .enumerate()
+            .filter(|(_, o)| range.is_none_or(|(s, e)| *o >= s && *o < e))
+            .map(|(i, _)| i)
+            .collect();
+        self.metrics.devices_total.add(owned.len());
+        owned
+    }
+
     /// The byte range of the chunk at `offset` (header and pages).
     pub(crate) fn chunk_range(&self, offset: u64) -> Result<Range<u64>> {
         let end = self.meta.chunk_end(offset).map_err(|e| self.err(e))?;

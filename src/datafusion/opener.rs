@@ -116,14 +116,7 @@ impl FileOpener for TsFileOpener {
                 return Ok(with_limit(scan.stream(range)?, this.limit));
             }
             let tmeta = meta.table(&table).map_err(|e| df_err(e.in_file(&location)))?;
-            let owned: Vec<usize> = tmeta
-                .devices
-                .iter()
-                .enumerate()
-                .filter(|(_, d)| range.is_none_or(|(s, e)| d.first_offset >= s && d.first_offset < e))
-                .map(|(i, _)| i)
-                .collect();
-            metrics.devices_total.add(owned.len());
+            let owned = file_scan.owned_devices(tmeta.devices.iter().map(|d| d.first_offset), range);
             let tag_order: Vec<String> = tmeta.schema.tag_columns().map(|c| c.name.clone()).collect();
             let fields_in_file: HashSet<String> = tmeta.schema.field_columns().map(|c| c.name.clone()).collect();
             let roles = column_roles(&this.file_schema, &tag_order, &fields_in_file);

@@ -60,15 +60,7 @@ impl TreeScan {
 
     /// The stream of batches of the devices starting in `range` (all devices when `None`).
     pub(crate) fn stream(self, range: Option<(u64, u64)>) -> Result<BoxStream<'static, Result<RecordBatch>>> {
-        let owned: Vec<usize> = self
-            .tree
-            .devices
-            .iter()
-            .enumerate()
-            .filter(|(_, d)| range.is_none_or(|(s, e)| d.first_offset >= s && d.first_offset < e))
-            .map(|(i, _)| i)
-            .collect();
-        self.file.metrics.devices_total.add(owned.len());
+        let owned = self.file.owned_devices(self.tree.devices.iter().map(|d| d.first_offset), range);
         let devices = self.prune_devices(owned)?;
         let scan = Arc::new(self);
         Ok(futures::stream::iter(devices)
