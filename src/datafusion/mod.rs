@@ -32,6 +32,7 @@ pub mod pruning;
 pub mod source;
 pub mod table;
 pub mod table_options;
+pub mod time_bounds;
 pub mod tree;
 mod tree_scan;
 

@@ -28,6 +28,7 @@ use object_store::ObjectStore;
 
 use crate::arrow::batch::{assemble_batches, ColumnSource};
 use crate::datafusion::file_scan::FileScan;
+use crate::datafusion::time_bounds::time_bounds;
 use crate::datafusion::format::df_err;
 use crate::datafusion::metadata::{DeviceMeta, MetadataCache, TableMeta};
 use crate::datafusion::metrics::TsFileScanMetrics;
@@ -95,6 +96,15 @@ impl FileOpener for TsFileOpener {
                 .predicate
                 .clone()
                 .and_then(|p| PruningPredicateBuilder::new().with_file_schema(this.file_schema.clone()).build(p));
+            // Rows outside the predicate's time range are not emitted (DataFusion still
+            // filters what is); off with pruning, for comparisons.
+            let mut options = this.options.clone();
+            if !options.disable_pruning {
+                if let Some(p) = &this.predicate {
+                    let time = this.file_schema.field(0);
+                    options.read.time_range = time_bounds(p, time.name(), time.data_type());
+                }
+            }
             let file_scan = FileScan {
                 store: this.store.clone(),
                 location: location.clone(),
@@ -103,7 +113,7 @@ impl FileOpener for TsFileOpener {
                 projected,
                 indices: this.file_indices.clone(),
                 pruning,
-                options: this.options.clone(),
+                options,
                 batch_size: this.batch_size.max(1),
                 metrics: metrics.clone(),
                 unit: unit_of(&this.file_schema),

@@ -222,8 +222,9 @@ impl ColumnBuilder {
         opts: &DecodeOptions,
     ) -> Result<()> {
         let present = count_present(bitmap, rows);
-        if present == rows && keep == (0..rows) {
-            return self.append_dense(encoding, data, rows, opts);
+        if present == rows {
+            // No nulls: the rows in `keep` are values `keep` of the stream.
+            return self.append_range(encoding, data, rows, keep, opts);
         }
         let mut scratch = self.scratch();
         let r = (|| {
