@@ -324,10 +324,8 @@ pub fn decode_binary(
             // PLAIN values are slices of the input: check their lengths once decoded.
             let first = out.len();
             plain::decode_binary(data, count, out)?;
-            for i in first..out.len() {
-                check_string_len(out.get(i).map_or(0, <[u8]>::len), opts, &format!("{data_type} value"))?;
-            }
-            Ok(())
+            let longest = (first..out.len()).map(|i| out.get(i).map_or(0, <[u8]>::len)).max().unwrap_or(0);
+            check_string_len(longest, opts, &format!("{data_type} value"))
         }
         (Encoding::Dictionary, TsDataType::Text | TsDataType::String) => {
             dictionary::decode_binary_with(data, count, out, opts)
