@@ -2,8 +2,9 @@
 
 use std::sync::Arc;
 
+use arrow_array::types::Int32Type;
 use arrow_array::{
-    ArrayRef, BinaryArray, BooleanArray, Date32Array, Float32Array, Float64Array, StringViewArray,
+    ArrayRef, BinaryArray, BooleanArray, Date32Array, DictionaryArray, Float32Array, Float64Array,
     Int32Array, Int64Array, StringArray, TimestampMicrosecondArray, TimestampMillisecondArray,
     TimestampNanosecondArray,
 };
@@ -28,29 +29,17 @@ fn int64_as(values: ScalarBuffer<i64>, nulls: Option<NullBuffer>, unit: TimeUnit
     }
 }
 
-/// A TAG column of `rows` rows all holding `value` (null when `None`): a string view array
-/// whose bytes are stored once (or inline in the views when at most 12 bytes long).
+/// A TAG column of `rows` rows all holding `value` (null when `None`), as a dictionary.
 pub fn tag_array(value: Option<&str>, rows: usize) -> ArrayRef {
-    let Some(v) = value else { return Arc::new(StringViewArray::new_null(rows)) };
-    let bytes = v.as_bytes();
-    let (Ok(len), Ok(_)) = (u32::try_from(bytes.len()), i32::try_from(bytes.len())) else {
-        // Longer than a view can address: one value per row the slow way.
-        return Arc::new(StringViewArray::from_iter_values(std::iter::repeat_n(v, rows)));
+    let keys = match value {
+        Some(_) => arrow_array::PrimitiveArray::<Int32Type>::new(vec![0i32; rows].into(), None),
+        None => arrow_array::PrimitiveArray::<Int32Type>::new_null(rows),
     };
-    let mut view = [0u8; 16];
-    view[..4].copy_from_slice(&len.to_le_bytes());
-    let buffers = if bytes.len() <= 12 {
-        view[4..4 + bytes.len()].copy_from_slice(bytes);
-        Vec::new()
-    } else {
-        // Prefix, then buffer 0 at offset 0.
-        view[4..8].copy_from_slice(&bytes[..4]);
-        vec![arrow_buffer::Buffer::from(bytes.to_vec())]
-    };
-    let views = arrow_buffer::ScalarBuffer::from(vec![u128::from_le_bytes(view); rows]);
-    match StringViewArray::try_new(views, buffers, None) {
-        Ok(a) => Arc::new(a),
-        Err(_) => Arc::new(StringViewArray::from_iter_values(std::iter::repeat_n(v, rows))),
+    let values: ArrayRef = Arc::new(StringArray::from_iter_values(value));
+    // Keys are all 0 and the dictionary has one entry (or none with all-null keys).
+    match DictionaryArray::<Int32Type>::try_new(keys, values) {
+        Ok(d) => Arc::new(d),
+        Err(_) => Arc::new(DictionaryArray::<Int32Type>::from_iter(std::iter::repeat_n(value, rows))),
     }
 }
 

@@ -3,7 +3,7 @@
 //! | TsFile                         | Arrow                                                   |
 //! |--------------------------------|---------------------------------------------------------|
 //! | time column                    | `Timestamp(ms)` by default ([`TimeUnit`]); `Int64` raw  |
-//! | TAG (STRING)                   | `Utf8View`: the value stored once per batch, a view per row |
+//! | TAG (STRING)                   | `Dictionary(Int32, Utf8)`: one value per device, no per-row copies |
 //! | BOOLEAN, INT32, INT64          | `Boolean`, `Int32`, `Int64`                             |
 //! | FLOAT, DOUBLE                  | `Float32`, `Float64`                                    |
 //! | TEXT, STRING                   | `Utf8`                                                  |
@@ -69,11 +69,9 @@ impl TimeUnit {
     }
 }
 
-/// The Arrow type of TAG columns: `Utf8View`. A batch holds one device, so its tag bytes
-/// are stored once and every row is a 16-byte view of them (short values inline), which
-/// DataFusion groups and compares with its specialised string-view code.
+/// The Arrow type of TAG columns.
 pub fn tag_data_type() -> DataType {
-    DataType::Utf8View
+    DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))
 }
 
 /// The Arrow type of a FIELD of `data_type`.
@@ -126,7 +124,7 @@ pub fn table_arrow_schema(schema: &TableSchema, unit: TimeUnit) -> Result<Schema
     Ok(Arc::new(Schema::new(fields)))
 }
 
-/// A TAG-like string column (`Utf8View`, category `TAG`, type `STRING`) that
+/// A TAG-like string column (`Dictionary(Int32, Utf8)`, category `TAG`, type `STRING`) that
 /// is not stored in a table schema: a tree-model table's `device` and path level columns.
 pub fn tag_field(name: &str, nullable: bool) -> Field {
     with_meta(Field::new(name, tag_data_type(), nullable), "TAG", TsDataType::String.name())

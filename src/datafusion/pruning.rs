@@ -97,7 +97,7 @@ pub fn time_column_stat(s: &Statistics, ty: &DataType) -> ColumnStat {
 pub fn tag_column_stat(value: Option<&str>, rows: u64) -> ColumnStat {
     match value {
         Some(v) => {
-            let s = ScalarValue::Utf8View(Some(v.to_string()));
+            let s = ScalarValue::Utf8(Some(v.to_string()));
             ColumnStat { min: Some(s.clone()), max: Some(s), nulls: Some(0) }
         }
         None => ColumnStat { min: None, max: None, nulls: Some(rows) },

@@ -7,8 +7,8 @@
 //! | column | Arrow type | content |
 //! | --- | --- | --- |
 //! | `time` | time unit of the `time_unit` option | the union of the device's timestamps |
-//! | `device` | `Utf8View`, not null | the full path, segments joined with `.` |
-//! | `level0` .. `level{k-1}` | `Utf8View`, nullable | option `tree_levels`: the path's nodes (`root`, `plant1`, ...); null past a shorter path's end |
+//! | `device` | `Dictionary(Int32, Utf8)`, not null | the full path, segments joined with `.` |
+//! | `level0` .. `level{k-1}` | `Dictionary(Int32, Utf8)`, nullable | option `tree_levels`: the path's nodes (`root`, `plant1`, ...); null past a shorter path's end |
 //! | one per measurement, sorted by name | from the series' TsFile type | null where the series has no point |
 //!
 //! Rows: per device, one row per distinct timestamp of any of its series (non-aligned), or per
@@ -343,9 +343,9 @@ pub fn tree_file_statistics(meta: &TreeMeta, schema: &Schema) -> Statistics {
                 .iter()
                 .filter_map(|d| match role {
                     TreeRole::Time => Some(d.time_range().and_then(|(lo, hi)| Some((time_scalar(lo, ty)?, time_scalar(hi, ty)?)))),
-                    TreeRole::Device => Some(Some((ScalarValue::Utf8View(Some(d.path.clone())), ScalarValue::Utf8View(Some(d.path.clone()))))),
+                    TreeRole::Device => Some(Some((ScalarValue::Utf8(Some(d.path.clone())), ScalarValue::Utf8(Some(d.path.clone()))))),
                     TreeRole::Level(i) => {
-                        d.levels.get(*i).map(|l| Some((ScalarValue::Utf8View(Some(l.clone())), ScalarValue::Utf8View(Some(l.clone())))))
+                        d.levels.get(*i).map(|l| Some((ScalarValue::Utf8(Some(l.clone())), ScalarValue::Utf8(Some(l.clone())))))
                     }
                     TreeRole::Measurement(name) => d.series(name).filter(|s| s.statistics.count > 0).map(|s| {
                         let (lo, hi) = value_min_max(&s.statistics, ty);
