@@ -324,7 +324,9 @@ pub fn decode_binary(
             // PLAIN values are slices of the input: check their lengths once decoded.
             let first = out.len();
             plain::decode_binary(data, count, out)?;
-            let longest = (first..out.len()).map(|i| out.get(i).map_or(0, <[u8]>::len)).max().unwrap_or(0);
+            let new_offsets = out.offsets.get(first..).unwrap_or(&[]);
+            let longest = new_offsets.windows(2).map(|w| w[1].saturating_sub(w[0])).max().unwrap_or(0);
+            let longest = usize::try_from(longest).unwrap_or(0);
             check_string_len(longest, opts, &format!("{data_type} value"))
         }
         (Encoding::Dictionary, TsDataType::Text | TsDataType::String) => {
