@@ -308,6 +308,11 @@ fn test_encrypted_files_with_flag_env_and_without_key() {
     assert!(!ok && err.contains("encrypted file") && err.contains("--master-key"), "{err}");
     let (ok, _, err) = tsfile_with_env_key(&["sql", "-q", "--master-key", "secret-but-bad", "-c", q], None);
     assert!(!ok && err.contains("32 hex digits") && !err.contains("secret-but-bad"), "{err}");
+    // Metadata needs no key: tsfile_metadata() reads footers and chunk headers only.
+    let m = "SELECT sum(point_count) AS n, min(compression) AS c FROM tsfile_metadata('tests/data/encrypted/aes128_level2.tsfile') WHERE category = 'TIME'";
+    let (ok, out, err) = tsfile_with_env_key(&["sql", "-q", "--format", "nd-json", "-c", m], None);
+    assert!(ok, "{err}");
+    assert_eq!(out.trim(), "{\"n\":5,\"c\":\"LZ4\"}");
     // Export decrypts the same way, and inspect does not show key material.
     let dir = scratch("encrypted");
     let out = dir.join("l2.parquet");
