@@ -101,54 +101,23 @@ pub struct AeadCipher {
     pages: Arc<dyn PageAead>,
 }
 
-/// The scheme a file declares, before any key is considered.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Scheme {
-    /// Not encrypted.
-    Plain,
-    /// Legacy footer properties at level 1 or 2.
-    Legacy {
-        /// 1 or 2.
-        level: u8,
-        /// The cipher.
-        algorithm: LegacyAlgorithm,
-    },
-    /// Page AEAD header.
-    Aead {
-        /// The header's provider id.
-        provider_id: String,
-        /// The header's profile id.
-        profile_id: String,
-    },
-}
-
-/// The scheme of a file (checks the footer properties and the header for consistency).
-pub fn scheme(header: Option<&FileEncryptionHeader>, md: &TsFileMetadata) -> Result<Scheme> {
-    let props = legacy::properties(md)?;
-    match (header, props) {
-        (Some(h), LegacyProperties::Plain) => {
-            Ok(Scheme::Aead { provider_id: h.provider_id.clone(), profile_id: h.profile_id.clone() })
-        }
-        (Some(_), LegacyProperties::Encrypted { level, .. }) => Err(TsFileError::corrupt(
-            "encryption",
-            None,
-            format!("the file has a Page-AEAD header and footer encryptLevel {level}: inconsistent"),
-        )),
-        (None, LegacyProperties::Plain) => Ok(Scheme::Plain),
-        (None, LegacyProperties::Encrypted { level, algorithm, .. }) => Ok(Scheme::Legacy { level, algorithm }),
-    }
-}
-
 impl PageCipher {
     /// The cipher for a file with this header and metadata under `keys`. Errors are for
     /// malformed or inconsistent encryption metadata and for keys that are demonstrably
     /// wrong (an AES key wrap that fails); a missing key gives [`PageCipher::Locked`].
     pub fn for_file(header: Option<&FileEncryptionHeader>, md: &TsFileMetadata, keys: &EncryptionKeys) -> Result<PageCipher> {
+        let props = legacy::properties(md)?;
         if let Some(h) = header {
-            scheme(header, md)?;
+            if let LegacyProperties::Encrypted { level, .. } = props {
+                return Err(TsFileError::corrupt(
+                    "encryption",
+                    None,
+                    format!("the file has a Page-AEAD header and footer encryptLevel {level}: inconsistent"),
+                ));
+            }
             return Self::for_aead(h, keys);
         }
-        match legacy::properties(md)? {
+        match props {
             LegacyProperties::Plain => Ok(PageCipher::Plain),
             LegacyProperties::Encrypted { level, algorithm, key } => match LegacyCipher::new(level, algorithm, &key, keys)? {
                 Some(c) => Ok(PageCipher::Legacy(c)),
@@ -206,7 +175,6 @@ impl PageCipher {
             _ => Ok(()),
         }
     }
-
 }
 
 impl PageDecryptor for PageCipher {

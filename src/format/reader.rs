@@ -111,7 +111,6 @@ pub struct FileReader<S> {
     encryption_header: Option<FileEncryptionHeader>,
     data_start: u64,
     suffix: ChunkHeaderSuffix,
-    declares_encryption: bool,
     decryptor: Option<std::sync::Arc<dyn PageDecryptor>>,
 }
 
@@ -267,8 +266,6 @@ impl<S: ByteSource> FileReader<S> {
             None => ChunkHeaderSuffix::None,
             Some(_) => opts.aead_suffix.unwrap_or_else(|| detect_aead_suffix(&source, data_start, metadata.meta_offset)),
         };
-        let declares_encryption = encryption_header.is_some()
-            || matches!(metadata.property("encryptLevel"), Some(Some(v)) if v.trim_ascii() != b"0");
         Ok(FileReader {
             source,
             len,
@@ -277,7 +274,6 @@ impl<S: ByteSource> FileReader<S> {
             encryption_header,
             data_start,
             suffix,
-            declares_encryption,
             decryptor: None,
         })
     }
@@ -293,7 +289,6 @@ impl<S: ByteSource> FileReader<S> {
             encryption_header: self.encryption_header.clone(),
             data_start: self.data_start,
             suffix: self.suffix,
-            declares_encryption: self.declares_encryption,
             decryptor: self.decryptor.clone(),
         }
     }
@@ -336,7 +331,8 @@ impl<S: ByteSource> FileReader<S> {
     /// True when the file declares encrypted pages (a Page-AEAD header, or a footer
     /// `encryptLevel` other than 0); its pages need a decryptor.
     pub fn declares_encryption(&self) -> bool {
-        self.declares_encryption
+        self.encryption_header.is_some()
+            || matches!(self.metadata.property("encryptLevel"), Some(Some(v)) if v.trim_ascii() != b"0")
     }
 
     /// The page decryptor given with [`FileReader::set_decryptor`], if any.
