@@ -54,8 +54,23 @@ async fn query(c: SessionContext, sql: &'static str) -> Vec<Vec<Value>> {
     rows
 }
 
+/// A float cell as rendered by `conformance::cell` (`"f64:<bits>"`, `"f32:<bits>"`).
+fn float_cell(v: &Value) -> Option<f64> {
+    let s = v.as_str()?;
+    if let Some(h) = s.strip_prefix("f64:") {
+        return u64::from_str_radix(h, 16).ok().map(f64::from_bits);
+    }
+    s.strip_prefix("f32:").and_then(|h| u32::from_str_radix(h, 16).ok()).map(|b| f64::from(f32::from_bits(b)))
+}
+
 /// Equal, floats within 1e-9 relative (partial aggregates may merge in another order).
 fn same(a: &Value, b: &Value) -> bool {
+    if a == b {
+        return true;
+    }
+    if let (Some(x), Some(y)) = (float_cell(a), float_cell(b)) {
+        return x == y || (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1.0);
+    }
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => match (x.as_f64(), y.as_f64()) {
             (Some(x), Some(y)) if x.fract() != 0.0 || y.fract() != 0.0 => (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1.0),
