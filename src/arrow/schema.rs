@@ -43,6 +43,16 @@ pub enum TimeUnit {
 }
 
 impl TimeUnit {
+    /// The option value that [`TimeUnit::parse`] reads back: `ms`, `us`, `ns` or `raw`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TimeUnit::Millisecond => "ms",
+            TimeUnit::Microsecond => "us",
+            TimeUnit::Nanosecond => "ns",
+            TimeUnit::Raw => "raw",
+        }
+    }
+
     /// Parse `ms`, `us`, `ns` or `raw`.
     pub fn parse(s: &str) -> Result<TimeUnit> {
         Ok(match s.to_ascii_lowercase().as_str() {

@@ -100,6 +100,40 @@ impl TsFileReadOptions {
         self
     }
 
+    /// The options as `key = value` pairs that [`apply`](Self::apply) reads back into equal
+    /// options — without key material: `master_key` and registered key providers never
+    /// leave the process (a serialized plan carries none; the receiving side supplies its
+    /// own keys). The Page-AEAD provider id is kept (it names a provider, it is no secret).
+    pub fn to_pairs(&self) -> Vec<(String, String)> {
+        let d = &self.read.decode;
+        let mut v: Vec<(&str, String)> = Vec::with_capacity(16);
+        if let Some(t) = &self.table {
+            v.push(("table", t.clone()));
+        }
+        v.push(("time_unit", self.time_unit.name().to_string()));
+        v.push(("nonaligned_time_encoding", self.read.nonaligned_time_encoding.name().to_string()));
+        let product = match d.sprintz_product {
+            SprintzProduct::Exact128 => "exact",
+            SprintzProduct::Wrapping64 => "wrapping",
+        };
+        v.push(("sprintz_product", product.to_string()));
+        v.push(("pruning", (!self.disable_pruning).to_string()));
+        v.push(("tree_levels", self.tree_levels.to_string()));
+        let mixed = match self.tree_mixed_types {
+            TreeMixedTypes::Error => "error",
+            TreeMixedTypes::Coerce => "coerce",
+        };
+        v.push(("tree_mixed_types", mixed.to_string()));
+        v.push(("max_page_values", d.max_page_values.to_string()));
+        v.push(("max_page_bytes", d.max_page_bytes.to_string()));
+        v.push(("max_string_bytes", d.max_string_bytes.to_string()));
+        v.push(("max_dictionary_bytes", d.max_dictionary_bytes.to_string()));
+        v.push(("max_metadata_bytes", self.read.max_metadata_bytes.to_string()));
+        v.push(("max_decoded_bytes", self.read.max_decoded_bytes.to_string()));
+        v.push(("aead_provider", self.keys.aead_provider_id().to_string()));
+        v.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+    }
+
     /// Apply `key = value` options (SQL `OPTIONS`); unknown keys are errors.
     pub fn apply(mut self, options: &HashMap<String, String>) -> Result<Self> {
         for (k, v) in options {
@@ -223,5 +257,40 @@ mod tests {
         assert!(TsFileReadOptions::default().apply(&bad_mode).is_err());
         let bad: HashMap<String, String> = [("colour".to_string(), "red".to_string())].into();
         assert!(TsFileReadOptions::default().apply(&bad).unwrap_err().to_string().contains("unknown TsFile option"));
+    }
+
+    #[test]
+    fn test_to_pairs_reads_back_equal_without_keys() {
+        let pairs = |o: &TsFileReadOptions| -> HashMap<String, String> { o.to_pairs().into_iter().collect() };
+        let default = TsFileReadOptions::default();
+        assert_eq!(TsFileReadOptions::default().apply(&pairs(&default)).unwrap(), default);
+        let m: HashMap<String, String> = [
+            ("table", "weather"),
+            ("time_unit", "ns"),
+            ("nonaligned_time_encoding", "GORILLA"),
+            ("sprintz_product", "wrapping"),
+            ("pruning", "false"),
+            ("tree_levels", "true"),
+            ("tree_mixed_types", "coerce"),
+            ("max_page_values", "7"),
+            ("max_page_bytes", "8"),
+            ("max_string_bytes", "9"),
+            ("max_dictionary_bytes", "10"),
+            ("max_metadata_bytes", "11"),
+            ("max_decoded_bytes", "12"),
+            ("aead_provider", "kms-1"),
+        ]
+        .into_iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+        let custom = TsFileReadOptions::default().apply(&m).unwrap();
+        assert_ne!(custom, default);
+        assert_eq!(TsFileReadOptions::default().apply(&pairs(&custom)).unwrap(), custom);
+        assert_eq!(pairs(&custom), m, "every option is written out under its canonical key");
+        // Key material never leaves: a keyed options value serializes like the key-less one.
+        let key: HashMap<String, String> = [("master_key".to_string(), "0123456789abcdef".to_string())].into();
+        let keyed = custom.clone().apply(&key).unwrap();
+        assert_eq!(keyed.to_pairs(), custom.to_pairs());
+        assert!(!format!("{:?}", keyed.to_pairs()).contains("0123456789abcdef"));
     }
 }
