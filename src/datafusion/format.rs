@@ -97,6 +97,11 @@ impl TsFileFormat {
         TsFileFormat { options, cache: Arc::new(MetadataCache::new()) }
     }
 
+    /// A format with these options sharing an existing metadata cache.
+    pub fn with_cache(options: TsFileReadOptions, cache: Arc<MetadataCache>) -> Self {
+        TsFileFormat { options, cache }
+    }
+
     /// The options.
     pub fn options(&self) -> &TsFileReadOptions {
         &self.options

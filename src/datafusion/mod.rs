@@ -19,7 +19,9 @@
 //! * [`table`]: `TsFileTable` and registration helpers; [`options`]: table options;
 //! * [`tree`]: tree-model TsFiles as tables (one per path prefix, "align by device");
 //! * [`metadata_fn`]: the `tsfile_metadata('path')` table function;
-//! * [`table_options`]: the `tsfile.` option namespace (`OPTIONS ('tsfile.table' 't')`).
+//! * [`table_options`]: the `tsfile.` option namespace (`OPTIONS ('tsfile.table' 't')`);
+//! * `proto` (feature `proto`): codecs that carry TsFile tables and scans in serialized
+//!   plans (Ballista, datafusion-distributed).
 
 mod file_scan;
 pub mod format;
@@ -28,6 +30,8 @@ pub mod metadata_fn;
 pub mod metrics;
 pub mod opener;
 pub mod options;
+#[cfg(feature = "proto")]
+pub mod proto;
 pub mod pruning;
 pub mod source;
 pub mod table;
@@ -41,4 +45,6 @@ pub use metadata_fn::TsFileMetadataFunc;
 pub use options::{TreeMixedTypes, TsFileReadOptions};
 pub use source::TsFileSource;
 pub use table_options::TsFileTableOptions;
-pub use table::{register_tsfile, register_tsfile_format, register_tsfile_schema, TsFileTable};
+#[cfg(feature = "proto")]
+pub use proto::{TsFileLogicalCodec, TsFilePhysicalCodec};
+pub use table::{register_tsfile, register_tsfile_format, register_tsfile_schema, TsFileTable, TsFileTableFactory};

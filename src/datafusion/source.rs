@@ -58,6 +58,17 @@ impl TsFileSource {
     pub fn predicate(&self) -> Option<&Arc<dyn PhysicalExpr>> {
         self.predicate.as_ref()
     }
+
+    /// The same source pruning with `predicate` (over the table schema) instead.
+    pub fn with_predicate(mut self, predicate: Option<Arc<dyn PhysicalExpr>>) -> Self {
+        self.predicate = predicate;
+        self
+    }
+
+    /// The options.
+    pub fn options(&self) -> &TsFileReadOptions {
+        &self.options
+    }
 }
 
 impl FileSource for TsFileSource {
@@ -140,6 +151,15 @@ impl FileSource for TsFileSource {
         s.predicate = Some(all);
         // Filters only prune by statistics: DataFusion must still apply them to rows.
         Ok(FilterPushdownPropagation::with_parent_pushdown_result(vec![PushedDown::No; n]).with_updated_node(Arc::new(s)))
+    }
+
+    #[cfg(feature = "proto")]
+    fn try_to_proto(
+        &self,
+        base: &FileScanConfig,
+        ctx: &datafusion::physical_plan::proto::ExecutionPlanEncodeCtx<'_>,
+    ) -> Result<Option<datafusion_proto::protobuf::PhysicalPlanNode>> {
+        crate::datafusion::proto::encode_scan(self, base, ctx).map(Some)
     }
 
     fn apply_expressions(&self, f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>) -> Result<TreeNodeRecursion> {

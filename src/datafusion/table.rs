@@ -10,9 +10,11 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use arrow_schema::SchemaRef;
+use arrow_schema::{DataType, SchemaRef};
 use async_trait::async_trait;
-use datafusion::catalog::{MemorySchemaProvider, SchemaProvider, Session, TableProvider};
+use datafusion::catalog::{MemorySchemaProvider, SchemaProvider, Session, TableProvider, TableProviderFactory};
+use datafusion::datasource::file_format::FileFormatFactory;
+use datafusion::logical_expr::CreateExternalTable;
 use datafusion::common::{DataFusionError, Result, Statistics};
 use datafusion::datasource::listing::{ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl};
 use datafusion::datasource::provider::DefaultTableFactory;
@@ -21,6 +23,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
 
 use crate::datafusion::format::{df_err, TsFileFormat, TsFileFormatFactory, TSFILE_EXTENSION};
+use crate::datafusion::metadata::MetadataCache;
 use crate::datafusion::options::TsFileReadOptions;
 use crate::datafusion::table_options::TsFileTableOptions;
 
@@ -30,7 +33,7 @@ pub fn register_tsfile_format(ctx: &SessionContext) -> Result<()> {
     let state = ctx.state_ref();
     let mut state = state.write();
     state.register_file_format(Arc::new(TsFileFormatFactory::new()), true)?;
-    state.table_factories_mut().insert("TSFILE".to_string(), Arc::new(DefaultTableFactory::new()));
+    state.table_factories_mut().insert("TSFILE".to_string(), Arc::new(TsFileTableFactory::default()));
     drop(state);
     ctx.register_table_options_extension(TsFileTableOptions::default());
     Ok(())
@@ -41,24 +44,82 @@ pub fn register_tsfile_format(ctx: &SessionContext) -> Result<()> {
 pub struct TsFileTable {
     inner: ListingTable,
     options: TsFileReadOptions,
+    paths: Vec<String>,
+    partition_cols: Vec<(String, DataType)>,
 }
 
 impl TsFileTable {
     /// Build the table, reading the files' footers to infer the schema.
     pub async fn try_new(state: &dyn Session, paths: &[&str], options: TsFileReadOptions) -> Result<TsFileTable> {
+        Self::try_new_partitioned(state, paths, options, Vec::new()).await
+    }
+
+    /// Build the table with Hive-style partition columns taken from the directory names
+    /// (`dir/region=north/a.tsfile` gives column `region` = `'north'`), appended after the
+    /// file columns. Filters on them skip whole directories.
+    pub async fn try_new_partitioned(
+        state: &dyn Session,
+        paths: &[&str],
+        options: TsFileReadOptions,
+        partition_cols: Vec<(String, DataType)>,
+    ) -> Result<TsFileTable> {
+        let urls = Self::urls(paths)?;
+        let format = Arc::new(TsFileFormat::new(options.clone()));
+        let listing = Self::listing(format, &partition_cols);
+        let config = ListingTableConfig::new_with_multi_paths(urls).with_listing_options(listing).infer_schema(state).await?;
+        let paths = paths.iter().map(|p| p.to_string()).collect();
+        Ok(TsFileTable { inner: ListingTable::try_new(config)?, options, paths, partition_cols })
+    }
+
+    /// Rebuild a table whose schema is already known, reading no file: `schema` is the
+    /// table's schema (file columns, then the partition columns). Formats built this way
+    /// share `cache`, so the tables of one process read each footer once. Used when a
+    /// serialized plan is decoded.
+    pub fn with_schema(
+        paths: &[String],
+        schema: SchemaRef,
+        options: TsFileReadOptions,
+        partition_cols: Vec<(String, DataType)>,
+        cache: Arc<MetadataCache>,
+    ) -> Result<TsFileTable> {
+        let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
+        let urls = Self::urls(&refs)?;
+        let file_fields: Vec<_> =
+            schema.fields().iter().filter(|f| !partition_cols.iter().any(|(n, _)| n == f.name())).cloned().collect();
+        let file_schema = Arc::new(arrow_schema::Schema::new(file_fields).with_metadata(schema.metadata().clone()));
+        let format = Arc::new(TsFileFormat::with_cache(options.clone(), cache));
+        let config = ListingTableConfig::new_with_multi_paths(urls)
+            .with_listing_options(Self::listing(format, &partition_cols))
+            .with_schema(file_schema);
+        Ok(TsFileTable { inner: ListingTable::try_new(config)?, options, paths: paths.to_vec(), partition_cols })
+    }
+
+    fn urls(paths: &[&str]) -> Result<Vec<ListingTableUrl>> {
         if paths.is_empty() {
             return Err(DataFusionError::Plan("a TsFile table needs at least one path".into()));
         }
-        let urls = paths.iter().map(ListingTableUrl::parse).collect::<Result<Vec<_>>>()?;
-        let format = Arc::new(TsFileFormat::new(options.clone()));
-        let listing = ListingOptions::new(format).with_file_extension(format!(".{TSFILE_EXTENSION}"));
-        let config = ListingTableConfig::new_with_multi_paths(urls).with_listing_options(listing).infer_schema(state).await?;
-        Ok(TsFileTable { inner: ListingTable::try_new(config)?, options })
+        paths.iter().map(ListingTableUrl::parse).collect()
+    }
+
+    fn listing(format: Arc<TsFileFormat>, partition_cols: &[(String, DataType)]) -> ListingOptions {
+        ListingOptions::new(format)
+            .with_file_extension(format!(".{TSFILE_EXTENSION}"))
+            .with_table_partition_cols(partition_cols.to_vec())
     }
 
     /// The options.
     pub fn options(&self) -> &TsFileReadOptions {
         &self.options
+    }
+
+    /// The paths (files, directories or globs) the table was built from.
+    pub fn paths(&self) -> &[String] {
+        &self.paths
+    }
+
+    /// The Hive-style partition columns (name, type).
+    pub fn partition_cols(&self) -> &[(String, DataType)] {
+        &self.partition_cols
     }
 }
 
@@ -83,6 +144,46 @@ impl TableProvider for TsFileTable {
     fn statistics(&self) -> Option<Statistics> {
         self.inner.statistics()
     }
+}
+
+/// `CREATE EXTERNAL TABLE ... STORED AS TSFILE`: a [`TsFileTable`] (which serialized
+/// plans can carry, see the `proto` feature). Options are the session's `tsfile.*` defaults
+/// overridden by the statement's; `PARTITIONED BY (col, ...)` columns (or, unless
+/// `datafusion.execution.listing_table_factory_infer_partitions` is off, the `key=value`
+/// directories found) become string partition columns. A statement that declares its own
+/// columns, an ordering or `UNBOUNDED` gets DataFusion's generic listing table instead.
+#[derive(Debug, Default)]
+pub struct TsFileTableFactory {
+    fallback: DefaultTableFactory,
+}
+
+#[async_trait]
+impl TableProviderFactory for TsFileTableFactory {
+    async fn create(&self, state: &dyn Session, cmd: &CreateExternalTable) -> Result<Arc<dyn TableProvider>> {
+        if !cmd.schema.fields().is_empty() || !cmd.order_exprs.is_empty() || cmd.unbounded {
+            return self.fallback.create(state, cmd).await;
+        }
+        let format = TsFileFormatFactory::new().create(state, &cmd.options)?;
+        let options = format
+            .downcast_ref::<TsFileFormat>()
+            .map(|f| f.options().clone())
+            .ok_or_else(|| DataFusionError::Internal("TsFile format factory made another format".into()))?;
+        let paths: Vec<&str> = cmd.locations.iter().map(String::as_str).collect();
+        let mut names = cmd.table_partition_cols.clone();
+        if names.is_empty() && state.config_options().execution.listing_table_factory_infer_partitions {
+            if let Some(first) = paths.first() {
+                let listing = ListingOptions::new(format).with_file_extension(format!(".{TSFILE_EXTENSION}"));
+                names = listing.infer_partitions(state, &ListingTableUrl::parse(first)?).await?;
+            }
+        }
+        let parts = names.into_iter().map(|n| (n, partition_type())).collect();
+        Ok(Arc::new(TsFileTable::try_new_partitioned(state, &paths, options, parts).await?))
+    }
+}
+
+/// The type DataFusion gives partition columns it infers: dictionary-encoded strings.
+fn partition_type() -> DataType {
+    DataType::Dictionary(Box::new(DataType::UInt16), Box::new(DataType::Utf8))
 }
 
 /// Register `paths` as table `name` (one call: format, listing, schema inference).

@@ -10,6 +10,9 @@ mod corrupt;
 mod encryption;
 mod limits;
 mod malformed;
+// Plan serialization: the `proto` feature (on in workspace builds through the `distributed` member).
+#[cfg(feature = "proto")]
+mod proto;
 mod sample;
 mod sql;
 mod sql_tree;
