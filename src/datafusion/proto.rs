@@ -206,7 +206,8 @@ impl LogicalExtensionCodec for TsFileLogicalCodec {
             }
             None => Vec::new(),
         };
-        let table = TsFileTable::with_schema(&node.paths, schema, options, partition_cols, self.state.cache.clone())?;
+        let table = TsFileTable::with_schema(&node.paths, schema, options, partition_cols, self.state.cache.clone())?
+            .with_statistics_cache(ctx.runtime_env().cache_manager.get_file_statistic_cache());
         Ok(Arc::new(table))
     }
 

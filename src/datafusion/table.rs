@@ -15,9 +15,10 @@ use async_trait::async_trait;
 use datafusion::catalog::{MemorySchemaProvider, SchemaProvider, Session, TableProvider, TableProviderFactory};
 use datafusion::datasource::file_format::FileFormatFactory;
 use datafusion::logical_expr::CreateExternalTable;
-use datafusion::common::{DataFusionError, Result, Statistics};
+use datafusion::common::{DataFusionError, Result, Statistics, TableReference};
 use datafusion::datasource::listing::{ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl};
 use datafusion::datasource::provider::DefaultTableFactory;
+use datafusion::execution::cache::cache_manager::FileStatisticsCache;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
@@ -63,12 +64,15 @@ impl TsFileTable {
         options: TsFileReadOptions,
         partition_cols: Vec<(String, DataType)>,
     ) -> Result<TsFileTable> {
-        let urls = Self::urls(paths)?;
+        let urls = Self::urls(paths, &options)?;
         let format = Arc::new(TsFileFormat::new(options.clone()));
         let listing = Self::listing(format, &partition_cols);
         let config = ListingTableConfig::new_with_multi_paths(urls).with_listing_options(listing).infer_schema(state).await?;
         let paths = paths.iter().map(|p| p.to_string()).collect();
-        Ok(TsFileTable { inner: ListingTable::try_new(config)?, options, paths, partition_cols })
+        // The session's file statistics cache: planning does not rebuild a file's statistics
+        // (over all its devices) for every query.
+        let inner = ListingTable::try_new(config)?.with_cache(state.runtime_env().cache_manager.get_file_statistic_cache());
+        Ok(TsFileTable { inner, options, paths, partition_cols })
     }
 
     /// Rebuild a table whose schema is already known, reading no file: `schema` is the
@@ -83,7 +87,7 @@ impl TsFileTable {
         cache: Arc<MetadataCache>,
     ) -> Result<TsFileTable> {
         let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
-        let urls = Self::urls(&refs)?;
+        let urls = Self::urls(&refs, &options)?;
         let file_fields: Vec<_> =
             schema.fields().iter().filter(|f| !partition_cols.iter().any(|(n, _)| n == f.name())).cloned().collect();
         let file_schema = Arc::new(arrow_schema::Schema::new(file_fields).with_metadata(schema.metadata().clone()));
@@ -94,17 +98,30 @@ impl TsFileTable {
         Ok(TsFileTable { inner: ListingTable::try_new(config)?, options, paths: paths.to_vec(), partition_cols })
     }
 
-    fn urls(paths: &[&str]) -> Result<Vec<ListingTableUrl>> {
+    /// The listing URLs, scoped by the TsFile table they read: the session's statistics
+    /// cache is keyed by (scope, path), and two TsFile tables of one file with the same
+    /// columns must not share statistics.
+    fn urls(paths: &[&str], options: &TsFileReadOptions) -> Result<Vec<ListingTableUrl>> {
         if paths.is_empty() {
             return Err(DataFusionError::Plan("a TsFile table needs at least one path".into()));
         }
-        paths.iter().map(ListingTableUrl::parse).collect()
+        let scope = TableReference::bare(format!("tsfile table {}", options.table.as_deref().unwrap_or("(the only one)")));
+        paths.iter().map(|p| Ok(ListingTableUrl::parse(p)?.with_table_ref(scope.clone()))).collect()
     }
 
     fn listing(format: Arc<TsFileFormat>, partition_cols: &[(String, DataType)]) -> ListingOptions {
         ListingOptions::new(format)
             .with_file_extension(format!(".{TSFILE_EXTENSION}"))
             .with_table_partition_cols(partition_cols.to_vec())
+    }
+
+    /// Keep the statistics of each file in `cache` (a session's file statistics cache, from
+    /// `RuntimeEnv::cache_manager`), so planning does not rebuild them for every query.
+    /// [`try_new`](Self::try_new) uses the session's; tables made by
+    /// [`with_schema`](Self::with_schema) have none until this is called.
+    pub fn with_statistics_cache(mut self, cache: Option<Arc<FileStatisticsCache>>) -> Self {
+        self.inner = self.inner.with_cache(cache);
+        self
     }
 
     /// The options.

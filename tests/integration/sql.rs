@@ -383,3 +383,33 @@ fn test_sql_encrypted_files_without_keys() {
     let err = f.read_table("t1", datafusion_tsfile::TableRead::default()).unwrap_err().to_string();
     assert!(err.contains("encrypted") && err.contains("master key"), "{err}");
 }
+
+/// Two tables of one file with the same columns: the session's statistics cache (keyed by
+/// file) must not answer one table's `count(*)` with the other's statistics.
+#[test]
+fn test_statistics_of_same_shaped_tables_in_one_file_stay_apart() {
+    use crate::writer::{write_tsfile, Device, Table, Val, INT64};
+    let dev = |table: &str, id: &str, rows: i64, base: i64| Device::Aligned {
+        segments: vec![table.into(), id.into()],
+        times: (0..rows).map(|i| 1000 + i).collect(),
+        columns: vec![("v".into(), INT64, (0..rows).map(|i| Some(Val::I64(base + i))).collect())],
+    };
+    let table = |name: &str| Table { name: name.into(), tags: vec!["id".into()], fields: vec![("v".into(), INT64)] };
+    let bytes = write_tsfile(&[dev("a", "d1", 10, 0), dev("b", "d1", 25, 100), dev("b", "d2", 25, 500)], &[table("a"), table("b")], 8);
+    let path = std::env::temp_dir().join(format!("tsfile-two-tables-{}.tsfile", std::process::id()));
+    std::fs::write(&path, bytes).unwrap();
+    block_on(async {
+        let c = ctx(2);
+        register_tsfile_schema(&c, "s", path.to_str().unwrap(), TsFileReadOptions::default()).await.unwrap();
+        for _ in 0..2 {
+            for (sql, want) in [
+                ("SELECT count(*), max(v), CAST(max(time) AS BIGINT) FROM s.a", "[[Number(10), Number(9), Number(1009)]]"),
+                ("SELECT count(*), max(v), CAST(max(time) AS BIGINT) FROM s.b", "[[Number(50), Number(524), Number(1024)]]"),
+            ] {
+                let rows = rows_of(&c.sql(sql).await.unwrap().collect().await.unwrap());
+                assert_eq!(format!("{rows:?}"), want, "{sql}");
+            }
+        }
+    });
+    std::fs::remove_file(&path).unwrap();
+}
