@@ -152,6 +152,52 @@ impl fmt::Debug for ProcessState {
     }
 }
 
+/// The `with_keys` / `with_cache` builders of a codec holding a [`ProcessState`].
+macro_rules! process_state_builders {
+    ($what:literal) => {
+        #[doc = concat!("Keys given to every decoded ", $what, " (encrypted files): the sender's keys never travel.")]
+        pub fn with_keys(mut self, keys: EncryptionKeys) -> Self {
+            self.state.keys = keys;
+            self
+        }
+
+        /// Share a metadata cache with other codecs of this process (one footer read per file).
+        pub fn with_cache(mut self, cache: Arc<MetadataCache>) -> Self {
+            self.state.cache = cache;
+            self
+        }
+    };
+}
+
+/// Scalar, aggregate and window functions are not ours: both codecs hand them to `inner`.
+macro_rules! forward_functions {
+    () => {
+        fn try_decode_udf(&self, name: &str, buf: &[u8]) -> Result<Arc<ScalarUDF>> {
+            self.inner.try_decode_udf(name, buf)
+        }
+
+        fn try_encode_udf(&self, node: &ScalarUDF, buf: &mut Vec<u8>) -> Result<()> {
+            self.inner.try_encode_udf(node, buf)
+        }
+
+        fn try_decode_udaf(&self, name: &str, buf: &[u8]) -> Result<Arc<AggregateUDF>> {
+            self.inner.try_decode_udaf(name, buf)
+        }
+
+        fn try_encode_udaf(&self, node: &AggregateUDF, buf: &mut Vec<u8>) -> Result<()> {
+            self.inner.try_encode_udaf(node, buf)
+        }
+
+        fn try_decode_udwf(&self, name: &str, buf: &[u8]) -> Result<Arc<WindowUDF>> {
+            self.inner.try_decode_udwf(name, buf)
+        }
+
+        fn try_encode_udwf(&self, node: &WindowUDF, buf: &mut Vec<u8>) -> Result<()> {
+            self.inner.try_encode_udwf(node, buf)
+        }
+    };
+}
+
 /// `LogicalExtensionCodec` for [`TsFileTable`]; everything else goes to the inner codec.
 #[derive(Debug, Clone)]
 pub struct TsFileLogicalCodec {
@@ -171,17 +217,7 @@ impl TsFileLogicalCodec {
         TsFileLogicalCodec { inner, state: ProcessState::default() }
     }
 
-    /// Keys given to every decoded table (encrypted files): the sender's keys never travel.
-    pub fn with_keys(mut self, keys: EncryptionKeys) -> Self {
-        self.state.keys = keys;
-        self
-    }
-
-    /// Share a metadata cache (e.g. with [`TsFilePhysicalCodec::with_cache`]).
-    pub fn with_cache(mut self, cache: Arc<MetadataCache>) -> Self {
-        self.state.cache = cache;
-        self
-    }
+    process_state_builders!("table");
 }
 
 impl LogicalExtensionCodec for TsFileLogicalCodec {
@@ -235,29 +271,7 @@ impl LogicalExtensionCodec for TsFileLogicalCodec {
         self.inner.try_encode_file_format(buf, node)
     }
 
-    fn try_decode_udf(&self, name: &str, buf: &[u8]) -> Result<Arc<ScalarUDF>> {
-        self.inner.try_decode_udf(name, buf)
-    }
-
-    fn try_encode_udf(&self, node: &ScalarUDF, buf: &mut Vec<u8>) -> Result<()> {
-        self.inner.try_encode_udf(node, buf)
-    }
-
-    fn try_decode_udaf(&self, name: &str, buf: &[u8]) -> Result<Arc<AggregateUDF>> {
-        self.inner.try_decode_udaf(name, buf)
-    }
-
-    fn try_encode_udaf(&self, node: &AggregateUDF, buf: &mut Vec<u8>) -> Result<()> {
-        self.inner.try_encode_udaf(node, buf)
-    }
-
-    fn try_decode_udwf(&self, name: &str, buf: &[u8]) -> Result<Arc<WindowUDF>> {
-        self.inner.try_decode_udwf(name, buf)
-    }
-
-    fn try_encode_udwf(&self, node: &WindowUDF, buf: &mut Vec<u8>) -> Result<()> {
-        self.inner.try_encode_udwf(node, buf)
-    }
+    forward_functions!();
 }
 
 /// `PhysicalExtensionCodec` that decodes TsFile scans; everything else goes to the inner
@@ -280,17 +294,7 @@ impl TsFilePhysicalCodec {
         TsFilePhysicalCodec { inner, state: ProcessState::default() }
     }
 
-    /// Keys given to every decoded scan (encrypted files): the sender's keys never travel.
-    pub fn with_keys(mut self, keys: EncryptionKeys) -> Self {
-        self.state.keys = keys;
-        self
-    }
-
-    /// Share a metadata cache (e.g. one per executor process).
-    pub fn with_cache(mut self, cache: Arc<MetadataCache>) -> Self {
-        self.state.cache = cache;
-        self
-    }
+    process_state_builders!("scan");
 
     fn decode_scan(&self, body: &[u8], ctx: &TaskContext, converter: &dyn PhysicalProtoConverterExtension) -> Result<Arc<dyn ExecutionPlan>> {
         let node = ScanNode::decode(body).map_err(|e| proto_err("scan", e))?;
@@ -327,27 +331,5 @@ impl PhysicalExtensionCodec for TsFilePhysicalCodec {
         self.inner.try_encode(node, buf, converter)
     }
 
-    fn try_decode_udf(&self, name: &str, buf: &[u8]) -> Result<Arc<ScalarUDF>> {
-        self.inner.try_decode_udf(name, buf)
-    }
-
-    fn try_encode_udf(&self, node: &ScalarUDF, buf: &mut Vec<u8>) -> Result<()> {
-        self.inner.try_encode_udf(node, buf)
-    }
-
-    fn try_decode_udaf(&self, name: &str, buf: &[u8]) -> Result<Arc<AggregateUDF>> {
-        self.inner.try_decode_udaf(name, buf)
-    }
-
-    fn try_encode_udaf(&self, node: &AggregateUDF, buf: &mut Vec<u8>) -> Result<()> {
-        self.inner.try_encode_udaf(node, buf)
-    }
-
-    fn try_decode_udwf(&self, name: &str, buf: &[u8]) -> Result<Arc<WindowUDF>> {
-        self.inner.try_decode_udwf(name, buf)
-    }
-
-    fn try_encode_udwf(&self, node: &WindowUDF, buf: &mut Vec<u8>) -> Result<()> {
-        self.inner.try_encode_udwf(node, buf)
-    }
+    forward_functions!();
 }
