@@ -56,6 +56,32 @@ pub fn decode_f64(data: &[u8], count: usize, out: &mut Vec<f64>) -> Result<()> {
     )
 }
 
+/// Decode only the first `n` of a stream's `count` values (`n < count`: a reader keeping a
+/// prefix of a page's rows). The rest of the stream, its end marker and padding are not
+/// read, so damage there goes unnoticed, as in a page that is skipped.
+pub fn decode_f64_prefix(data: &[u8], count: usize, n: usize, out: &mut Vec<f64>) -> Result<()> {
+    decode_words_upto::<64, _, _>(data, count, n.min(count), out, MARKER_64_FLOAT, "GORILLA DOUBLE stream", f64::from_bits)
+}
+
+/// [`decode_f64_prefix`] for FLOAT.
+pub fn decode_f32_prefix(data: &[u8], count: usize, n: usize, out: &mut Vec<f32>) -> Result<()> {
+    decode_words_upto::<32, _, _>(data, count, n.min(count), out, MARKER_32_FLOAT, "GORILLA FLOAT stream", |w| {
+        f32::from_bits(w as u32)
+    })
+}
+
+/// [`decode_f64_prefix`] for INT32/DATE.
+pub fn decode_i32_prefix(data: &[u8], count: usize, n: usize, out: &mut Vec<i32>) -> Result<()> {
+    decode_words_upto::<32, _, _>(data, count, n.min(count), out, MARKER_32_INT, "GORILLA INT32 stream", |w| {
+        w as u32 as i32
+    })
+}
+
+/// [`decode_f64_prefix`] for INT64/TIMESTAMP.
+pub fn decode_i64_prefix(data: &[u8], count: usize, n: usize, out: &mut Vec<i64>) -> Result<()> {
+    decode_words_upto::<64, _, _>(data, count, n.min(count), out, MARKER_64_INT, "GORILLA INT64 stream", |w| w as i64)
+}
+
 /// Give errors raised by the shared [`BitReader`](crate::encoding::bits::BitReader) (named
 /// "bit stream") the name of the stream being decoded; other errors pass through unchanged.
 #[cold]
@@ -128,6 +154,21 @@ fn decode_words<const W: u32, T, F: Fn(u64) -> T>(
     what: &'static str,
     conv: F,
 ) -> Result<()> {
+    decode_words_upto::<W, T, F>(data, count, count, out, marker, what, conv)
+}
+
+/// Decode the first `stop` (≤ `count`) of `count` values; only when `stop == count` are the
+/// end marker and padding checked.
+#[inline(always)]
+fn decode_words_upto<const W: u32, T, F: Fn(u64) -> T>(
+    data: &[u8],
+    count: usize,
+    stop: usize,
+    out: &mut Vec<T>,
+    marker: u64,
+    what: &'static str,
+    conv: F,
+) -> Result<()> {
     if count == 0 && data.is_empty() {
         return Ok(());
     }
@@ -136,19 +177,24 @@ fn decode_words<const W: u32, T, F: Fn(u64) -> T>(
         return Err(truncated(what, 0, 0, nbits));
     }
     // Every value after the first takes at least one bit.
-    out.reserve(count.min(nbits));
+    out.reserve(stop.min(nbits));
     let mut win = Window { tz: 0, sig: 0 };
     let mut pos = W as usize;
     let mut value = take(data, 0, W);
-    if count > 0 {
+    if stop > 0 {
         out.push(conv(value));
-        for i in 1..count {
+        for i in 1..stop {
             value = next_word::<W>(data, &mut pos, value, &mut win, what)?;
             if pos > nbits {
                 return Err(truncated(what, i, pos, nbits));
             }
             out.push(conv(value));
         }
+    }
+    if stop < count {
+        return Ok(());
+    }
+    if count > 0 {
         value = next_word::<W>(data, &mut pos, value, &mut win, what)?;
         if pos > nbits {
             return Err(truncated(what, count, pos, nbits));

@@ -321,19 +321,24 @@ pub fn decode_binary(
     check_count(count, 32, opts, data_type.name())?;
     match (encoding, data_type) {
         (Encoding::Plain, _) => {
-            // PLAIN values are slices of the input: check their lengths once decoded.
             let first = out.len();
             plain::decode_binary(data, count, out)?;
-            let new_offsets = out.offsets.get(first..).unwrap_or(&[]);
-            let longest = new_offsets.windows(2).map(|w| w[1].saturating_sub(w[0])).max().unwrap_or(0);
-            let longest = usize::try_from(longest).unwrap_or(0);
-            check_string_len(longest, opts, &format!("{data_type} value"))
+            check_longest_since(out, first, opts, data_type)
         }
         (Encoding::Dictionary, TsDataType::Text | TsDataType::String) => {
             dictionary::decode_binary_with(data, count, out, opts)
         }
         (e, t) => Err(unsupported(e, t)),
     }
+}
+
+/// PLAIN values are slices of the input: check the longest of those appended after value
+/// `first` (computed from the offsets) against `max_string_bytes`.
+pub(crate) fn check_longest_since(out: &BinaryValues, first: usize, opts: &DecodeOptions, data_type: TsDataType) -> Result<()> {
+    let new_offsets = out.offsets.get(first..).unwrap_or(&[]);
+    let longest = new_offsets.windows(2).map(|w| w[1].saturating_sub(w[0])).max().unwrap_or(0);
+    let longest = usize::try_from(longest).unwrap_or(0);
+    check_string_len(longest, opts, &format!("{data_type} value"))
 }
 
 /// Decode a whole time stream (INT64 timestamps) whose value count is not known in advance:

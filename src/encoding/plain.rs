@@ -186,15 +186,44 @@ pub fn decode_f64(data: &[u8], count: usize, out: &mut Vec<f64>) -> Result<()> {
     Ok(())
 }
 
+/// The bytes of the first `n` of `count` values of a fixed-width PLAIN stream (BOOLEAN 1,
+/// FLOAT 4, INT64/DOUBLE 8 bytes), for a reader keeping a prefix of a page's rows. The
+/// stream's size is still checked against `count`.
+pub fn fixed_prefix<'a>(data: &'a [u8], count: usize, n: usize, size: usize, what: &str) -> Result<&'a [u8]> {
+    check_fixed(data, count, size, what)?;
+    Ok(data.get(..n.min(count).saturating_mul(size)).unwrap_or(data))
+}
+
 /// Decode `count` TEXT/STRING/BLOB/OBJECT values: VarInt length, then that many bytes.
 pub fn decode_binary(data: &[u8], count: usize, out: &mut BinaryValues) -> Result<()> {
+    let pos = decode_binary_upto(data, count, count, out)?;
+    if pos != data.len() {
+        return Err(corrupt(
+            "PLAIN binary stream",
+            format!(
+                "at byte {pos}: {} unexpected trailing bytes after {count} values",
+                data.len() - pos
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Decode only the first `n` of `count` TEXT/STRING/BLOB/OBJECT values (a reader keeping a
+/// prefix of a page's rows); the rest of the stream is not read.
+pub fn decode_binary_prefix(data: &[u8], count: usize, n: usize, out: &mut BinaryValues) -> Result<()> {
+    decode_binary_upto(data, count, n.min(count), out).map(|_| ())
+}
+
+/// Decode the first `stop` of `count` values; returns the byte after the last one.
+fn decode_binary_upto(data: &[u8], count: usize, stop: usize, out: &mut BinaryValues) -> Result<usize> {
     const WHAT: &str = "PLAIN binary stream";
     // Every value takes at least one byte (its length), and the value bytes are a subset of
     // the input: both reservations are bounded by the input size.
-    out.offsets.reserve(count.min(data.len()));
+    out.offsets.reserve(stop.min(data.len()));
     out.data.reserve(data.len().saturating_sub(count));
     let mut pos = 0usize;
-    for i in 0..count {
+    for i in 0..stop {
         let (len, start) = read_varint(data, pos)
             .map_err(|e| corrupt(WHAT, format!("length of value {i} at byte {pos}: {e}")))?;
         let Ok(len) = usize::try_from(len) else {
@@ -212,16 +241,7 @@ pub fn decode_binary(data: &[u8], count: usize, out: &mut BinaryValues) -> Resul
         out.push(bytes)?;
         pos = start + len;
     }
-    if pos != data.len() {
-        return Err(corrupt(
-            WHAT,
-            format!(
-                "at byte {pos}: {} unexpected trailing bytes after {count} values",
-                data.len() - pos
-            ),
-        ));
-    }
-    Ok(())
+    Ok(pos)
 }
 
 /// Test-only PLAIN encoders (feature `encoders`), the exact inverse of the decoders.

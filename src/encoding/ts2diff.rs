@@ -44,6 +44,9 @@ fn corrupt(what: &str, detail: String) -> TsFileError {
 enum Limit {
     /// Exactly this many (decode by count): more is corruption.
     Count(usize),
+    /// The first `stop` of `count` values: decoding ends with the block that reaches `stop`
+    /// (the caller drops the values past it); more than `count` is corruption.
+    Prefix { count: usize, stop: usize },
     /// At most this many (stream decoded to its end): more is a resource limit.
     Max(usize),
 }
@@ -71,7 +74,11 @@ fn decode_blocks<T: PackedInt, O, F: FnMut(T) -> O>(
     let mut pos = start;
     let mut produced = 0usize;
     let mut scratch = [0u64; CHUNK];
-    while pos < data.len() {
+    let stop = match limit {
+        Limit::Prefix { stop, .. } => stop,
+        _ => usize::MAX,
+    };
+    while pos < data.len() && produced < stop {
         let Some(h) = data.get(pos..pos + header) else {
             return Err(corrupt(
                 what,
@@ -116,7 +123,7 @@ fn decode_blocks<T: PackedInt, O, F: FnMut(T) -> O>(
         };
         let values = n + 1;
         match limit {
-            Limit::Count(count) if values > count - produced => {
+            Limit::Count(count) | Limit::Prefix { count, .. } if values > count - produced => {
                 return Err(corrupt(
                     what,
                     format!(
@@ -166,6 +173,31 @@ fn decode_int<T: PackedInt>(data: &[u8], count: usize, out: &mut Vec<T>, what: &
     out.reserve(initial_capacity(count, data.len()));
     let produced = decode_blocks::<T, T, _>(data, 0, Limit::Count(count), out, what, |x| x)?;
     check_count(produced, count, data.len(), what)
+}
+
+/// Decode the first `n` of an integer stream's `count` values (see [`decode_i64_prefix`]).
+fn decode_int_prefix<T: PackedInt>(data: &[u8], count: usize, n: usize, out: &mut Vec<T>, what: &str) -> Result<()> {
+    let n = n.min(count);
+    let start = out.len();
+    out.reserve(initial_capacity(n, data.len()));
+    let produced = decode_blocks::<T, T, _>(data, 0, Limit::Prefix { count, stop: n }, out, what, |x| x)?;
+    if produced < n {
+        return check_count(produced, count, data.len(), what);
+    }
+    out.truncate(start + n);
+    Ok(())
+}
+
+/// Decode only the first `n` of a stream's `count` INT64/TIMESTAMP values (a reader
+/// keeping a prefix of a page's rows): blocks after the one holding value `n` are not read,
+/// so damage there goes unnoticed, as in a page that is skipped.
+pub fn decode_i64_prefix(data: &[u8], count: usize, n: usize, out: &mut Vec<i64>) -> Result<()> {
+    decode_int_prefix(data, count, n, out, "TS_2DIFF INT64 stream")
+}
+
+/// [`decode_i64_prefix`] for INT32/DATE.
+pub fn decode_i32_prefix(data: &[u8], count: usize, n: usize, out: &mut Vec<i32>) -> Result<()> {
+    decode_int_prefix(data, count, n, out, "TS_2DIFF INT32 stream")
 }
 
 fn check_count(produced: usize, count: usize, len: usize, what: &str) -> Result<()> {

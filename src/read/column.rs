@@ -92,6 +92,61 @@ impl ColumnValues {
         }
     }
 
+    /// Decode the first `n` of a page's `count` values where the encoding can stop early
+    /// (GORILLA, TS_2DIFF integers, PLAIN fixed-width and binary), else all `count`;
+    /// returns how many values were decoded. The stream past value `n` is not read.
+    fn decode_prefix(
+        &mut self,
+        encoding: Encoding,
+        data_type: TsDataType,
+        data: &[u8],
+        count: usize,
+        n: usize,
+        opts: &DecodeOptions,
+    ) -> Result<usize> {
+        use crate::encoding::{gorilla, plain, ts2diff};
+        if n >= count {
+            self.decode(encoding, data_type, data, count, opts)?;
+            return Ok(count);
+        }
+        let bits = match self {
+            ColumnValues::Boolean(_) => 1,
+            ColumnValues::Int32(_) | ColumnValues::Float(_) | ColumnValues::Binary(_) => 32,
+            ColumnValues::Int64(_) | ColumnValues::Double(_) => 64,
+        };
+        encoding::check_count(count, bits, opts, data_type.name())?;
+        match (encoding, &mut *self) {
+            (Encoding::Gorilla, ColumnValues::Int32(v)) => gorilla::decode_i32_prefix(data, count, n, v)?,
+            (Encoding::Gorilla, ColumnValues::Int64(v)) => gorilla::decode_i64_prefix(data, count, n, v)?,
+            (Encoding::Gorilla, ColumnValues::Float(v)) => gorilla::decode_f32_prefix(data, count, n, v)?,
+            (Encoding::Gorilla, ColumnValues::Double(v)) => gorilla::decode_f64_prefix(data, count, n, v)?,
+            (Encoding::Ts2Diff, ColumnValues::Int32(v)) => ts2diff::decode_i32_prefix(data, count, n, v)?,
+            (Encoding::Ts2Diff, ColumnValues::Int64(v)) => ts2diff::decode_i64_prefix(data, count, n, v)?,
+            (Encoding::Plain, ColumnValues::Boolean(b)) => {
+                plain::decode_bool(plain::fixed_prefix(data, count, n, 1, "PLAIN BOOLEAN stream")?, n, b)?
+            }
+            (Encoding::Plain, ColumnValues::Int64(v)) => {
+                plain::decode_i64(plain::fixed_prefix(data, count, n, 8, "PLAIN INT64 stream")?, n, v)?
+            }
+            (Encoding::Plain, ColumnValues::Float(v)) => {
+                plain::decode_f32(plain::fixed_prefix(data, count, n, 4, "PLAIN FLOAT stream")?, n, v)?
+            }
+            (Encoding::Plain, ColumnValues::Double(v)) => {
+                plain::decode_f64(plain::fixed_prefix(data, count, n, 8, "PLAIN DOUBLE stream")?, n, v)?
+            }
+            (Encoding::Plain, ColumnValues::Binary(v)) => {
+                let first = v.len();
+                plain::decode_binary_prefix(data, count, n, v)?;
+                encoding::check_longest_since(v, first, opts, data_type)?
+            }
+            (_, this) => {
+                this.decode(encoding, data_type, data, count, opts)?;
+                return Ok(count);
+            }
+        }
+        Ok(n)
+    }
+
     /// Append `n` placeholder values (for null slots).
     fn append_defaults(&mut self, n: usize) -> Result<()> {
         match self {
@@ -228,8 +283,10 @@ impl ColumnBuilder {
         }
         let mut scratch = self.scratch();
         let r = (|| {
-            scratch.decode(encoding, self.data_type, data, present, opts)?;
-            if scratch.len() != present {
+            // Rows after the kept ones are not needed: decode only the values before them.
+            let needed = if keep.end < rows { count_present(bitmap, keep.end) } else { present };
+            let decoded = scratch.decode_prefix(encoding, self.data_type, data, present, needed, opts)?;
+            if scratch.len() != decoded {
                 return Err(TsFileError::corrupt(
                     "value stream",
                     None,
@@ -237,7 +294,7 @@ impl ColumnBuilder {
                 ));
             }
             let mut src = 0usize;
-            for row in 0..rows {
+            for row in 0..keep.end.min(rows) {
                 let is_present = bit_msb(bitmap, row);
                 if keep.contains(&row) {
                     if is_present {
@@ -265,8 +322,9 @@ impl ColumnBuilder {
         }
         let mut scratch = self.scratch();
         let r = (|| {
-            scratch.decode(encoding, self.data_type, data, count, opts)?;
-            if scratch.len() != count {
+            // Rows after the kept ones are not needed: decode only up to the last kept row.
+            let decoded = scratch.decode_prefix(encoding, self.data_type, data, count, keep.end, opts)?;
+            if scratch.len() != decoded || keep.end > decoded {
                 return Err(TsFileError::corrupt("value stream", None, format!("decoded {} values, expected {count}", scratch.len())));
             }
             let n = keep.len();
@@ -347,6 +405,129 @@ pub fn count_present(bitmap: &[u8], rows: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The values of a builder rendered one string per row (`None` = null).
+    fn rows(b: &mut ColumnBuilder) -> Vec<Option<String>> {
+        let (values, nulls) = b.take();
+        let n = values.len();
+        (0..n)
+            .map(|i| {
+                if nulls.as_ref().is_some_and(|m| m.is_null(i)) {
+                    return None;
+                }
+                Some(match &values {
+                    ColumnValues::Boolean(v) => v.get_bit(i).to_string(),
+                    ColumnValues::Int32(v) => v[i].to_string(),
+                    ColumnValues::Int64(v) => v[i].to_string(),
+                    ColumnValues::Float(v) => format!("{:08x}", v[i].to_bits()),
+                    ColumnValues::Double(v) => format!("{:016x}", v[i].to_bits()),
+                    ColumnValues::Binary(v) => format!("{:?}", v.get(i).unwrap()),
+                })
+            })
+            .collect()
+    }
+
+    /// Every stream the prefix decoders handle, plus one they do not (RLE falls back to a
+    /// full decode): 300 values with repeats, extremes and NaN.
+    fn prefix_streams() -> Vec<(TsDataType, Encoding, Vec<u8>)> {
+        use crate::encoding::{gorilla, plain, rle, ts2diff};
+        let n = 300usize;
+        let ints: Vec<i64> = (0..n as i64).map(|i| if i % 17 == 0 { i64::MIN + i } else { i * i - 40 * i }).collect();
+        let i32s: Vec<i32> = (0..n as i32).map(|i| if i % 23 == 0 { i32::MAX } else { (i * 7) % 101 - 50 }).collect();
+        let f64s: Vec<f64> = (0..n).map(|i| if i % 31 == 0 { f64::NAN } else { (i as f64).sin() * 100.0 }).collect();
+        let f32s: Vec<f32> = (0..n).map(|i| if i % 29 == 0 { f32::INFINITY } else { i as f32 * 0.25 }).collect();
+        let bools: Vec<bool> = (0..n).map(|i| i % 3 == 0).collect();
+        let texts: Vec<String> = (0..n).map(|i| "x".repeat(i % 7)).collect();
+        vec![
+            (TsDataType::Int64, Encoding::Gorilla, gorilla::encode::encode_i64(&ints)),
+            (TsDataType::Int32, Encoding::Gorilla, gorilla::encode::encode_i32(&i32s)),
+            (TsDataType::Double, Encoding::Gorilla, gorilla::encode::encode_f64(&f64s)),
+            (TsDataType::Float, Encoding::Gorilla, gorilla::encode::encode_f32(&f32s)),
+            (TsDataType::Int64, Encoding::Ts2Diff, ts2diff::encode::i64_blocks(&ints, 128)),
+            (TsDataType::Int32, Encoding::Ts2Diff, ts2diff::encode::i32_blocks(&i32s, 128)),
+            (TsDataType::Int64, Encoding::Plain, plain::encode::i64(&ints)),
+            (TsDataType::Double, Encoding::Plain, plain::encode::f64(&f64s)),
+            (TsDataType::Float, Encoding::Plain, plain::encode::f32(&f32s)),
+            (TsDataType::Boolean, Encoding::Plain, plain::encode::bool(&bools)),
+            (TsDataType::String, Encoding::Plain, plain::encode::binary(&texts)),
+            (TsDataType::Int32, Encoding::Plain, plain::encode::i32(&i32s)),
+            (TsDataType::Int32, Encoding::Rle, rle::encode::i32(&i32s)),
+        ]
+    }
+
+    #[test]
+    fn test_kept_prefix_of_a_page_equals_the_full_decode() {
+        let opts = DecodeOptions::default();
+        let count = 300;
+        for (ty, enc, data) in prefix_streams() {
+            let mut full = ColumnBuilder::new(ty).unwrap();
+            full.append_dense(enc, &data, count, &opts).unwrap();
+            let full = rows(&mut full);
+            // Dense pages: any window, including empty, one value, block and page edges.
+            for keep in [0..0, 0..1, 5..6, 0..128, 100..129, 128..130, 150..299, 299..300, 0..300] {
+                let mut b = ColumnBuilder::new(ty).unwrap();
+                b.append_range(enc, &data, count, keep.clone(), &opts).unwrap();
+                assert_eq!(rows(&mut b), full[keep.clone()], "{ty} {enc:?} {keep:?}");
+            }
+            // Pages with nulls: every third row null, so 450 rows hold the 300 values.
+            let nrows: usize = 450;
+            let mut bitmap = vec![0u8; nrows.div_ceil(8)];
+            let mut expect = Vec::new();
+            let mut src = 0;
+            for r in 0..nrows {
+                if r % 3 != 1 {
+                    bitmap[r / 8] |= 0x80 >> (r % 8);
+                    expect.push(full[src].clone());
+                    src += 1;
+                } else {
+                    expect.push(None);
+                }
+            }
+            for keep in [0..0, 0..1, 1..2, 10..200, 449..450, 0..450] {
+                let mut b = ColumnBuilder::new(ty).unwrap();
+                b.append_with_bitmap(enc, &data, &bitmap, nrows, keep.clone(), &opts).unwrap();
+                assert_eq!(rows(&mut b), expect[keep.clone()], "{ty} {enc:?} bitmap {keep:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn test_prefix_decoding_reads_no_further_than_needed() {
+        use crate::encoding::{gorilla, plain, ts2diff};
+        let opts = DecodeOptions::default();
+        let values: Vec<i64> = (0..300).map(|i| i * 3).collect();
+        // Damage after the first block / past the first values: the prefix still decodes,
+        // the whole page does not.
+        for (enc, mut data, at) in [
+            (Encoding::Ts2Diff, ts2diff::encode::i64_blocks(&values, 128), 24usize),
+            (Encoding::Gorilla, gorilla::encode::encode_i64(&values), 0),
+            (Encoding::Plain, plain::encode::i64(&values), 0),
+        ] {
+            match enc {
+                // A negative delta count in the second block (blocks of width 0 are 24 bytes).
+                Encoding::Ts2Diff => data[at] = 0xff,
+                // Truncate the stream (cuts off the last values and the end marker).
+                _ => data.truncate(data.len() / 2),
+            }
+            let mut b = ColumnBuilder::new(TsDataType::Int64).unwrap();
+            let r = b.append_range(enc, &data, 300, 0..300, &opts);
+            assert!(r.is_err(), "{enc:?}: the damaged page fails as a whole");
+            let mut b = ColumnBuilder::new(TsDataType::Int64).unwrap();
+            let r = b.append_range(enc, &data, 300, 2..50, &opts);
+            if enc == Encoding::Plain {
+                // PLAIN's size is known: a short stream is corrupt whatever is kept.
+                assert!(r.is_err());
+            } else {
+                r.unwrap();
+                assert_eq!(rows(&mut b), (2..50).map(|i| Some((i * 3).to_string())).collect::<Vec<_>>(), "{enc:?}");
+            }
+        }
+        // Damage inside the kept prefix is still an error.
+        let mut data = ts2diff::encode::i64_blocks(&values, 128);
+        data[0] = 0xff;
+        let mut b = ColumnBuilder::new(TsDataType::Int64).unwrap();
+        assert!(b.append_range(Encoding::Ts2Diff, &data, 300, 2..50, &opts).is_err());
+    }
 
     #[test]
     fn test_count_present_partial_byte() {
