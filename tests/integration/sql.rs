@@ -413,3 +413,62 @@ fn test_statistics_of_same_shaped_tables_in_one_file_stay_apart() {
     });
     std::fs::remove_file(&path).unwrap();
 }
+
+/// Distributed engines re-split files by bytes without asking the source: ranges cut
+/// anywhere (inside the magic, chunk headers, pages, the index) read every device exactly
+/// once, in the range holding its first chunk.
+#[test]
+fn test_ranges_cut_anywhere_read_every_device_once() {
+    use std::collections::HashMap;
+
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int32Type;
+    use datafusion::datasource::file_format::FileFormat;
+    use datafusion::datasource::listing::PartitionedFile;
+    use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder};
+    use datafusion::datasource::source::DataSourceExec;
+    use datafusion::datasource::table_schema::TableSchema;
+    use datafusion::execution::object_store::ObjectStoreUrl;
+    use datafusion_tsfile::datafusion::TsFileFormat;
+    use object_store::ObjectStoreExt;
+
+    let path = repo_path("data/sample.tsfile");
+    let size = std::fs::metadata(&path).unwrap().len();
+    block_on(async {
+        let c = ctx(1);
+        let format = TsFileFormat::new(TsFileReadOptions::default());
+        let store = c.runtime_env().object_store(ObjectStoreUrl::local_filesystem()).unwrap();
+        let meta = store.head(&object_store::path::Path::from_filesystem_path(&path).unwrap()).await.unwrap();
+        let schema = format.infer_schema(&c.state(), &store, std::slice::from_ref(&meta)).await.unwrap();
+        let device = schema.index_of("device").unwrap();
+        let cut_sets: Vec<Vec<u64>> = vec![
+            vec![0, size],
+            vec![0, 1, 7, 4096, 123_457, size / 2, size - 1, size],
+            (0..=13).map(|i| size * i / 13).collect(),
+        ];
+        for cuts in cut_sets {
+            let groups: Vec<FileGroup> = cuts
+                .windows(2)
+                .map(|w| FileGroup::new(vec![PartitionedFile::new_from_meta(meta.clone()).with_range(w[0] as i64, w[1] as i64)]))
+                .collect();
+            let source = format.file_source(TableSchema::from_file_schema(schema.clone()));
+            let config = FileScanConfigBuilder::new(ObjectStoreUrl::local_filesystem(), source).with_file_groups(groups).build();
+            let parts = datafusion::physical_plan::collect_partitioned(DataSourceExec::from_data_source(config), c.task_ctx()).await.unwrap();
+            let (mut rows, mut owner) = (0usize, HashMap::<String, usize>::new());
+            for (p, batches) in parts.iter().enumerate() {
+                for b in batches {
+                    rows += b.num_rows();
+                    let d = b.column(device).as_dictionary::<Int32Type>();
+                    let values = d.values().as_string::<i32>();
+                    for k in d.keys().iter().flatten() {
+                        let name = values.value(k as usize).to_string();
+                        let first = *owner.entry(name.clone()).or_insert(p);
+                        assert_eq!(first, p, "{name} read by partitions {first} and {p} (cuts {cuts:?})");
+                    }
+                }
+            }
+            assert_eq!(rows, 1_006_239, "cuts {cuts:?}");
+            assert_eq!(owner.len(), 300, "cuts {cuts:?}");
+        }
+    });
+}
