@@ -451,7 +451,7 @@ fn test_ranges_cut_anywhere_read_every_device_once() {
                 .windows(2)
                 .map(|w| FileGroup::new(vec![PartitionedFile::new_from_meta(meta.clone()).with_range(w[0] as i64, w[1] as i64)]))
                 .collect();
-            let source = format.file_source(TableSchema::from_file_schema(schema.clone()));
+            let source = format.file_source(TableSchema::from(schema.clone()));
             let config = FileScanConfigBuilder::new(ObjectStoreUrl::local_filesystem(), source).with_file_groups(groups).build();
             let parts = datafusion::physical_plan::collect_partitioned(DataSourceExec::from_data_source(config), c.task_ctx()).await.unwrap();
             let (mut rows, mut owner) = (0usize, HashMap::<String, usize>::new());
