@@ -5,8 +5,10 @@
 //! ```text
 //! cargo run -p tsfile-ballista --example sql -- --scheduler df://localhost:50050 \
 //!     --table weather --path "$PWD/data/" \
-//!     "SELECT region, count(*), avg(temperature) FROM weather GROUP BY region ORDER BY region"
+//!     "SELECT CAST(region AS VARCHAR) AS region, count(*) FROM weather GROUP BY 1 ORDER BY 1"
 //! ```
+//!
+//! (Ballista 55 cannot sort dictionary columns such as TAGs: cast them first.)
 //!
 //! With `--in-process N` it starts its own scheduler and N executors instead.
 
