@@ -219,9 +219,11 @@ pub fn decode_binary_prefix(data: &[u8], count: usize, n: usize, out: &mut Binar
 fn decode_binary_upto(data: &[u8], count: usize, stop: usize, out: &mut BinaryValues) -> Result<usize> {
     const WHAT: &str = "PLAIN binary stream";
     // Every value takes at least one byte (its length), and the value bytes are a subset of
-    // the input: both reservations are bounded by the input size.
+    // the input: both reservations are bounded by the input size. A prefix reserves its
+    // share of the value bytes (at the average length), not the whole stream's.
     out.offsets.reserve(stop.min(data.len()));
-    out.data.reserve(data.len().saturating_sub(count));
+    let value_bytes = data.len().saturating_sub(count);
+    out.data.reserve(if stop >= count { value_bytes } else { value_bytes / count.max(1) * stop });
     let mut pos = 0usize;
     for i in 0..stop {
         let (len, start) = read_varint(data, pos)
