@@ -45,7 +45,7 @@ use futures::StreamExt;
 
 type BoxResult<T> = std::result::Result<T, Box<dyn Error>>;
 
-const WORKLOADS: [(&str, &str); 7] = [
+const WORKLOADS: [(&str, &str); 9] = [
     ("scan_all", "Full scan, all columns"),
     ("one_field", "One field: time + temperature"),
     ("time_range", "Time range, 1% of span, all columns"),
@@ -53,6 +53,8 @@ const WORKLOADS: [(&str, &str); 7] = [
     ("agg_global", "count(*), avg(temperature), max(reading)"),
     ("agg_by_device", "GROUP BY device: count, avg, max"),
     ("agg_stats", "count(*), min(time), max(reading)"),
+    ("agg_global_decoded", "agg_global with statistics_aggregates = false"),
+    ("agg_by_device_decoded", "agg_by_device with statistics_aggregates = false"),
 ];
 const SYSTEMS: [&str; 2] = ["ts", "pq"];
 const TS_METRICS: [&str; 8] = [
@@ -99,7 +101,10 @@ perf record -g target/bench/release/examples/compare --data bench-data --rss-chi
   hi = lo + span/100 - 1 (from `<size>.json`); `one_device` is `device = 'dev-NNNNNN'` with
   NNNNNN = int(0.42 x devices). The TsFile time column is `Timestamp(ms)`, so its literals are
   `to_timestamp_millis(..)`; the Parquet time column is `Int64`. Extra workload `agg_stats`:
-  `SELECT count(*), min(time), max(reading)`.
+  `SELECT count(*), min(time), max(reading)`. `agg_global` and `agg_by_device` are answered
+  from TsFile statistics (`StatisticsAggregateExec`, no page read); `agg_global_decoded` and
+  `agg_by_device_decoded` run the same SQL on the same file with `statistics_aggregates =
+  false`, so they measure decoding and DataFusion's aggregation.
 - Each workload: warm-up rounds, then counted rounds; in each round each table runs once
   (`ctx.sql` + `collect`: planning, execution and materialising every batch), alternating which
   goes first. Wall times: min and median per table; ratio TsFile/Parquet as the median of the
@@ -262,6 +267,9 @@ async fn make_context(ds: &DataSet, partitions: usize, time_unit: TimeUnit, whic
     if which.contains(&"ts") {
         let path = ds.tsfile.to_string_lossy().to_string();
         register_tsfile(&ctx, "ts", &[&path], TsFileReadOptions::default().with_time_unit(time_unit)).await?;
+        // The same file aggregated by decoding (the `*_decoded` workloads).
+        let decoded = TsFileReadOptions::default().with_time_unit(time_unit).with_statistics_aggregates(false);
+        register_tsfile(&ctx, "ts_decoded", &[&path], decoded).await?;
     }
     if which.contains(&"pq") {
         ctx.register_parquet("pq", ds.parquet.to_string_lossy(), ParquetReadOptions::default()).await?;
@@ -283,6 +291,12 @@ async fn time_literal(ctx: &SessionContext, table: &str, v: i64) -> BoxResult<St
 }
 
 async fn workload_sql(ctx: &SessionContext, w: &str, table: &str, ds: &DataSet) -> BoxResult<String> {
+    // `*_decoded`: the same query over the TsFile table that never answers from statistics.
+    let (w, table) = match w.strip_suffix("_decoded") {
+        Some(base) if table == "ts" => (base, "ts_decoded"),
+        Some(base) => (base, table),
+        None => (w, table),
+    };
     Ok(match w {
         "scan_all" => format!("SELECT * FROM {table}"),
         "one_field" => format!("SELECT time, temperature FROM {table}"),

@@ -54,11 +54,7 @@ impl FileScan {
     /// `range` (all when `None`), so byte-range splits never split a device. Counted in the
     /// `devices_total` metric.
     pub(crate) fn owned_devices(&self, first_offsets: impl Iterator<Item = u64>, range: Option<(u64, u64)>) -> Vec<usize> {
-        let owned: Vec<usize> = first_offsets
-            .enumerate()
-            .filter(|(_, o)| range.is_none_or(|(s, e)| *o >= s && *o < e))
-            .map(|(i, _)| i)
-            .collect();
+        let owned = devices_in_range(first_offsets, range);
         self.metrics.devices_total.add(owned.len());
         owned
     }
@@ -80,4 +76,15 @@ impl FileScan {
         view.set_decryptor(self.decryptor.clone());
         Ok(view)
     }
+}
+
+/// Indices of the devices a byte range `[start, end)` of a file owns: those whose first
+/// chunk starts inside it (every device when there is no range), so each device of a file
+/// split into ranges is read by exactly one of them.
+pub(crate) fn devices_in_range(first_offsets: impl Iterator<Item = u64>, range: Option<(u64, u64)>) -> Vec<usize> {
+    first_offsets
+        .enumerate()
+        .filter(|(_, o)| range.is_none_or(|(s, e)| *o >= s && *o < e))
+        .map(|(i, _)| i)
+        .collect()
 }

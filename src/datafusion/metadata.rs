@@ -100,6 +100,22 @@ impl FileMeta {
         names
     }
 
+    /// The table a scan of this file reads: `option` (the `table` option), or else the
+    /// file's only table; several tables without the option are an error.
+    pub fn table_to_scan(&self, option: Option<&str>) -> datafusion::common::Result<String> {
+        if let Some(t) = option {
+            return Ok(t.to_string());
+        }
+        let names = self.sql_table_names();
+        match names.as_slice() {
+            [one] => Ok(one.clone()),
+            _ => Err(datafusion::common::DataFusionError::Plan(format!(
+                "{}: holds tables {names:?}; choose one with the 'table' option",
+                self.location
+            ))),
+        }
+    }
+
     /// The per-key view of a tree-model path prefix (computed once).
     pub fn tree(&self, key: &str) -> Result<Arc<TreeMeta>> {
         if let Ok(map) = self.trees.lock() {

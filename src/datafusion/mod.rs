@@ -14,6 +14,7 @@
 //! * [`format`]: `TsFileFormat` / `TsFileFormatFactory` (`STORED AS TSFILE`), schema
 //!   inference and merging, exact statistics;
 //! * [`source`] and [`opener`]: the scan (projection, pruning, byte-range splits);
+//! * [`aggregate`]: aggregations answered from statistics (a physical optimizer rule);
 //! * [`pruning`]: statistics of devices, chunk groups and pages as `PruningStatistics`;
 //! * [`metadata`]: the per-file footer cache; [`metrics`]: `EXPLAIN ANALYZE` counters;
 //! * [`table`]: `TsFileTable` and registration helpers; [`options`]: table options;
@@ -23,6 +24,7 @@
 //! * `proto` (feature `proto`): codecs that carry TsFile tables and scans in serialized
 //!   plans (Ballista, datafusion-distributed).
 
+pub mod aggregate;
 mod file_scan;
 pub mod format;
 pub mod metadata;
@@ -40,6 +42,7 @@ pub mod time_bounds;
 pub mod tree;
 mod tree_scan;
 
+pub use aggregate::{StatisticsAggregateExec, TsFileStatisticsAggregate};
 pub use format::{TsFileFormat, TsFileFormatFactory};
 pub use metadata_fn::TsFileMetadataFunc;
 pub use options::{TreeMixedTypes, TsFileReadOptions};

@@ -68,20 +68,7 @@ impl FileOpener for TsFileOpener {
             let (meta, load_ns) = this.cache.get_with(&this.store, &file.object_meta, this.options.read.max_metadata_bytes).await.map_err(df_err)?;
             metrics.metadata_load_time.add_duration(Duration::from_nanos(load_ns));
             let projected = Arc::new(this.file_schema.project(&this.file_indices)?);
-            let table = match &this.options.table {
-                Some(t) => t.clone(),
-                None => {
-                    let names = meta.sql_table_names();
-                    match names.as_slice() {
-                        [one] => one.clone(),
-                        _ => {
-                            return Err(DataFusionError::Plan(format!(
-                                "{location}: holds tables {names:?}; choose one with the 'table' option"
-                            )))
-                        }
-                    }
-                }
-            };
+            let table = meta.table_to_scan(this.options.table.as_deref())?;
             let is_table = meta.reader.metadata().table_schema(&table).is_some();
             if !is_table && meta.reader.metadata().table_root(&table).is_none() {
                 // The file lacks the table: no rows.

@@ -42,6 +42,9 @@ pub struct TsFileReadOptions {
     pub read: ReadOptions,
     /// Skip devices, chunk groups and pages by statistics (`true` unless disabled).
     pub disable_pruning: bool,
+    /// Do not answer aggregations from statistics (option `statistics_aggregates = false`;
+    /// see [`crate::datafusion::aggregate`]).
+    pub disable_statistics_aggregates: bool,
     /// Tree-model tables: add one nullable column per path level (`level0` = `root`, ...).
     pub tree_levels: bool,
     /// Tree-model tables: what to do with a measurement typed differently on two devices.
@@ -82,6 +85,13 @@ impl TsFileReadOptions {
         self
     }
 
+    /// Answer whole-table aggregations (`count`, `sum`, `avg`, `min`, `max`, grouped by
+    /// TAG columns or not) from statistics when they can be (on by default).
+    pub fn with_statistics_aggregates(mut self, on: bool) -> Self {
+        self.disable_statistics_aggregates = !on;
+        self
+    }
+
     /// Tree-model tables: add the path levels as columns `level0`, `level1`, ...
     pub fn with_tree_levels(mut self, on: bool) -> Self {
         self.tree_levels = on;
@@ -118,6 +128,7 @@ impl TsFileReadOptions {
         };
         v.push(("sprintz_product", product.to_string()));
         v.push(("pruning", (!self.disable_pruning).to_string()));
+        v.push(("statistics_aggregates", (!self.disable_statistics_aggregates).to_string()));
         v.push(("tree_levels", self.tree_levels.to_string()));
         let mixed = match self.tree_mixed_types {
             TreeMixedTypes::Error => "error",
@@ -163,6 +174,11 @@ impl TsFileReadOptions {
                         TsFileError::InvalidArgument(format!("pruning '{v}': expected true or false"))
                     })?
                 }
+                "statistics_aggregates" => {
+                    self.disable_statistics_aggregates = !parse_bool(v).ok_or_else(|| {
+                        TsFileError::InvalidArgument(format!("statistics_aggregates '{v}': expected true or false"))
+                    })?
+                }
                 "tree_levels" => {
                     self.tree_levels = parse_bool(v).ok_or_else(|| {
                         TsFileError::InvalidArgument(format!("tree_levels '{v}': expected true or false"))
@@ -189,7 +205,7 @@ impl TsFileReadOptions {
                 "max_decoded_bytes" => self.read.max_decoded_bytes = parse_limit(key, v)?,
                 other => {
                     return Err(TsFileError::InvalidArgument(format!(
-                        "unknown TsFile option '{other}' (known: table, time_unit, nonaligned_time_encoding, sprintz_product, pruning, max_page_values, max_page_bytes, max_string_bytes, max_dictionary_bytes, max_metadata_bytes, max_decoded_bytes, tree_levels, tree_mixed_types, master_key, aead_provider)"
+                        "unknown TsFile option '{other}' (known: table, time_unit, nonaligned_time_encoding, sprintz_product, pruning, statistics_aggregates, max_page_values, max_page_bytes, max_string_bytes, max_dictionary_bytes, max_metadata_bytes, max_decoded_bytes, tree_levels, tree_mixed_types, master_key, aead_provider)"
                     )))
                 }
             }
@@ -270,6 +286,7 @@ mod tests {
             ("nonaligned_time_encoding", "GORILLA"),
             ("sprintz_product", "wrapping"),
             ("pruning", "false"),
+            ("statistics_aggregates", "false"),
             ("tree_levels", "true"),
             ("tree_mixed_types", "coerce"),
             ("max_page_values", "7"),

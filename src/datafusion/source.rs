@@ -69,6 +69,11 @@ impl TsFileSource {
     pub fn options(&self) -> &TsFileReadOptions {
         &self.options
     }
+
+    /// The metadata cache the scan reads footers through.
+    pub fn cache(&self) -> &Arc<MetadataCache> {
+        &self.cache
+    }
 }
 
 impl FileSource for TsFileSource {

@@ -19,22 +19,32 @@ use datafusion::common::{DataFusionError, Result, Statistics, TableReference};
 use datafusion::datasource::listing::{ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl};
 use datafusion::datasource::provider::DefaultTableFactory;
 use datafusion::execution::cache::cache_manager::FileStatisticsCache;
+use datafusion::execution::SessionStateBuilder;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
 
+use crate::datafusion::aggregate::TsFileStatisticsAggregate;
 use crate::datafusion::format::{df_err, TsFileFormat, TsFileFormatFactory, TSFILE_EXTENSION};
 use crate::datafusion::metadata::MetadataCache;
 use crate::datafusion::options::TsFileReadOptions;
 use crate::datafusion::table_options::TsFileTableOptions;
 
-/// Register the TsFile format: `STORED AS TSFILE` DDL, `.tsfile` URL tables and the
-/// `tsfile.` table-option namespace.
+/// Register the TsFile format: `STORED AS TSFILE` DDL, `.tsfile` URL tables, the
+/// `tsfile.` table-option namespace and the rule answering aggregations from statistics
+/// ([`TsFileStatisticsAggregate`]).
 pub fn register_tsfile_format(ctx: &SessionContext) -> Result<()> {
     let state = ctx.state_ref();
     let mut state = state.write();
     state.register_file_format(Arc::new(TsFileFormatFactory::new()), true)?;
     state.table_factories_mut().insert("TSFILE".to_string(), Arc::new(TsFileTableFactory::default()));
+    if !state.physical_optimizers().iter().any(|r| r.name() == TsFileStatisticsAggregate::NAME) {
+        // A live session's rules cannot be appended to: rebuild its state with the rule.
+        let rebuilt = SessionStateBuilder::new_from_existing(state.clone())
+            .with_physical_optimizer_rule(Arc::new(TsFileStatisticsAggregate))
+            .build();
+        *state = rebuilt;
+    }
     drop(state);
     ctx.register_table_options_extension(TsFileTableOptions::default());
     Ok(())

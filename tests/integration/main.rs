@@ -16,6 +16,7 @@ mod proto;
 mod sample;
 mod sql;
 mod sql_tree;
+mod stats_aggregates;
 mod sweep;
 mod truncation;
 mod writer;

@@ -367,7 +367,8 @@ fn test_sql_encrypted_files_without_keys() {
             // Metadata-only answers work without a key ...
             let (b, _) = run(&c, "SELECT count(*) FROM t").await;
             assert_eq!(cell(b[0].column(0), 0).as_i64(), Some(5), "{name}");
-            let r = c.sql("SELECT sum(v) FROM t").await.unwrap().collect().await;
+            // (a filter: a whole-table sum would come from the plaintext statistics)
+            let r = c.sql("SELECT sum(v) FROM t WHERE v > 0").await.unwrap().collect().await;
             if readable {
                 // ... level 1 keeps its key in the file ...
                 assert_eq!(cell(r.unwrap()[0].column(0), 0).as_i64(), Some(360), "{name}");

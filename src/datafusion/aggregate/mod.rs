@@ -1,0 +1,75 @@
+//! Aggregates answered from statistics.
+//!
+//! Every TsFile series carries statistics (count, time range, min, max, sum). A query such
+//! as `SELECT device, count(*), avg(temperature), max(reading) FROM t GROUP BY device`
+//! over a whole table needs no page at all: [`TsFileStatisticsAggregate`], a physical
+//! optimizer rule, replaces the first aggregation step over a TsFile scan (DataFusion's
+//! `AggregateExec` in mode `Single`, or `Partial` below the final merge) with a
+//! [`StatisticsAggregateExec`] that reads only the footers.
+//!
+//! Taken when every part of the aggregation can be answered exactly:
+//! * the scan has no filter and no limit (a filter leaves rows the statistics cannot see);
+//! * the groups are TAG columns (one value per device), or there is no GROUP BY;
+//! * the aggregates are `count`, `sum`, `avg`, `min`, `max` without DISTINCT, FILTER or
+//!   ORDER BY, over `*`, a literal (count), the time column or a FIELD column;
+//! * per function and type: `count` of anything; `sum` of INT32 (exact int64 sums), INT64
+//!   (when the statistics' float64 sum is provably exact), FLOAT and DOUBLE; `avg` of
+//!   INT32, INT64, FLOAT, DOUBLE; `min`/`max` of time, INT32, INT64, DATE, TIMESTAMP,
+//!   BOOLEAN, STRING, and of FLOAT/DOUBLE when the series hold no NaN or infinity and the
+//!   result is not zero (writers compare floats with IEEE `<`, which mishandles NaN and
+//!   does not order −0.0 and 0.0, while DataFusion orders floats totally).
+//!
+//! What a file says is checked when the query runs: a partition whose files hold a value
+//! the statistics cannot answer for (a tree-model table, a NaN sum, a TEXT column's
+//! missing min/max…) runs the original aggregation instead, so the answer is always the
+//! one decoding would give (floating sums and averages up to summation order, as between
+//! DataFusion's own plans with different partition counts). Turn the rule off per table
+//! with option `statistics_aggregates = false`.
+
+mod accumulate;
+mod exec;
+mod parts;
+mod rule;
+
+pub use exec::StatisticsAggregateExec;
+pub use rule::TsFileStatisticsAggregate;
+
+use arrow_schema::DataType;
+
+use accumulate::Func;
+
+/// What an aggregate's argument is, for the statistics.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Arg {
+    /// A non-null literal (`count(*)`, `count(1)`): every row.
+    Rows,
+    /// A null literal: no row.
+    Nothing,
+    /// The time column: name and Arrow type.
+    Time(String, DataType),
+    /// A FIELD column: name and Arrow type.
+    Field(String, DataType),
+}
+
+/// One aggregate of the replaced `AggregateExec`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct AggSpec {
+    /// The function.
+    pub func: Func,
+    /// Its argument.
+    pub arg: Arg,
+    /// Types of its output columns: the final value, or the partial state fields.
+    pub types: Vec<DataType>,
+}
+
+impl AggSpec {
+    /// `func(arg)` for display.
+    fn display(&self) -> String {
+        let arg = match &self.arg {
+            Arg::Rows => "*".to_string(),
+            Arg::Nothing => "NULL".to_string(),
+            Arg::Time(n, _) | Arg::Field(n, _) => n.clone(),
+        };
+        format!("{}({arg})", self.func.name())
+    }
+}
