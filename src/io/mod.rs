@@ -119,7 +119,9 @@ fn store_error(what: String, e: object_store::Error) -> TsFileError {
 /// round trip, worth about a megabyte of transfer; a local read costs a system call, and the
 /// bytes of a gap are copied for nothing (a projection of 2 of 7 columns would read them all).
 fn coalesce_gap(store: &Arc<dyn ObjectStore>) -> u64 {
-    if store.to_string().starts_with("LocalFileSystem") {
+    // By name: object_store has no "is local" query, and wrappers (such as datafusion-cli's
+    // instrumented store) show the inner store's name.
+    if store.to_string().contains("LocalFileSystem(") {
         LOCAL_COALESCE_GAP
     } else {
         REMOTE_COALESCE_GAP

@@ -101,11 +101,16 @@ fn test_sql_conformance_every_table() {
 
 /// Sum of a named metric over every `DataSourceExec` of a plan.
 pub(crate) fn metric(plan: &Arc<dyn ExecutionPlan>, name: &str) -> usize {
-    struct V<'a>(&'a str, usize);
-    impl ExecutionPlanVisitor for V<'_> {
+    metric_of(plan, name, |p| p.name() == "DataSourceExec")
+}
+
+/// Sum of metric `name` over the nodes of `plan` that `pick` selects.
+pub(crate) fn metric_of(plan: &Arc<dyn ExecutionPlan>, name: &str, pick: impl Fn(&dyn ExecutionPlan) -> bool) -> usize {
+    struct V<'a, F>(&'a str, usize, F);
+    impl<F: Fn(&dyn ExecutionPlan) -> bool> ExecutionPlanVisitor for V<'_, F> {
         type Error = std::convert::Infallible;
         fn pre_visit(&mut self, plan: &dyn ExecutionPlan) -> Result<bool, Self::Error> {
-            if plan.name() == "DataSourceExec" {
+            if (self.2)(plan) {
                 if let Some(m) = plan.metrics() {
                     self.1 += m.sum_by_name(self.0).map(|v| v.as_usize()).unwrap_or(0);
                 }
@@ -113,7 +118,7 @@ pub(crate) fn metric(plan: &Arc<dyn ExecutionPlan>, name: &str) -> usize {
             Ok(true)
         }
     }
-    let mut v = V(name, 0);
+    let mut v = V(name, 0, pick);
     datafusion::physical_plan::accept(plan.as_ref(), &mut v).unwrap();
     v.1
 }

@@ -10,14 +10,14 @@ use arrow_array::types::{Float32Type, Float64Type};
 use arrow_array::RecordBatch;
 use arrow_schema::DataType;
 use datafusion::arrow::util::display::array_value_to_string;
-use datafusion::physical_plan::{displayable, ExecutionPlan, ExecutionPlanVisitor};
+use datafusion::physical_plan::{displayable, ExecutionPlan};
 use datafusion::prelude::SessionContext;
 use datafusion_tsfile::arrow::schema::CATEGORY_KEY;
 use datafusion_tsfile::format::Encoding;
 use datafusion_tsfile::datafusion::{register_tsfile, register_tsfile_schema, TsFileReadOptions};
 
 use crate::common::{file_path, manifest, manifest_files, repo_path};
-use crate::sql::{block_on, count_rows, ctx, quote, run};
+use crate::sql::{block_on, count_rows, ctx, metric_of, quote, run};
 
 /// A cell: floats compared within 1e-9 relative (summation order differs), the rest exactly.
 #[derive(Debug, Clone)]
@@ -60,19 +60,7 @@ fn values(batches: &[RecordBatch]) -> Vec<Vec<Val>> {
 
 /// Sum of metric `name` over every node of the plan.
 fn plan_metric(plan: &Arc<dyn ExecutionPlan>, name: &str) -> usize {
-    struct V<'a>(&'a str, usize);
-    impl ExecutionPlanVisitor for V<'_> {
-        type Error = std::convert::Infallible;
-        fn pre_visit(&mut self, plan: &dyn ExecutionPlan) -> Result<bool, Self::Error> {
-            if let Some(m) = plan.metrics() {
-                self.1 += m.sum_by_name(self.0).map(|v| v.as_usize()).unwrap_or(0);
-            }
-            Ok(true)
-        }
-    }
-    let mut v = V(name, 0);
-    datafusion::physical_plan::accept(plan.as_ref(), &mut v).unwrap();
-    v.1
+    metric_of(plan, name, |_| true)
 }
 
 fn uses_statistics(plan: &Arc<dyn ExecutionPlan>) -> bool {

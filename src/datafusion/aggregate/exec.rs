@@ -233,6 +233,10 @@ async fn answer(
         let owned = devices_in_range(tmeta.devices.iter().map(|d| d.first_offset), range);
         for i in owned {
             let Some(d) = tmeta.devices.get(i) else { continue };
+            if d.rows() == 0 {
+                // No rows, so no group (a scan would not produce one either).
+                continue;
+            }
             let key: Key = segments.iter().map(|s| s.and_then(|s| d.device.segment(s)).map(str::to_string)).collect();
             let accs = groups.entry(key).or_insert_with(|| vec![Acc::default(); q.aggregates.len()]);
             for (spec, acc) in q.aggregates.iter().zip(accs.iter_mut()) {
