@@ -106,10 +106,11 @@ impl Acc {
     /// statistics keep whichever of −0.0 and 0.0 came first while DataFusion orders
     /// −0.0 below 0.0 (a zero extreme of one device that is not the overall one is fine).
     pub(crate) fn is_exact(&self) -> bool {
-        !matches!(
-            self.extreme,
-            Some(ScalarValue::Float32(Some(v))) if v == 0.0
-        ) && !matches!(self.extreme, Some(ScalarValue::Float64(Some(v))) if v == 0.0)
+        match self.extreme {
+            Some(ScalarValue::Float32(Some(v))) => v != 0.0,
+            Some(ScalarValue::Float64(Some(v))) => v != 0.0,
+            _ => true,
+        }
     }
 
     /// The final value, of type `ty`.

@@ -10,7 +10,7 @@
 //! steal files from each other, so one partition's scan may read another's files — and
 //! no answer depends on the rule.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -226,7 +226,6 @@ async fn answer(
         }
         let tmeta = meta.table(&table).map_err(|e| df_err(e.in_file(&file.object_meta.location)))?;
         let tag_order: Vec<&str> = tmeta.schema.tag_columns().map(|c| c.name.as_str()).collect();
-        let fields_in_file: HashSet<&str> = tmeta.schema.field_columns().map(|c| c.name.as_str()).collect();
         // DeviceID segment of each grouped TAG column (None: not a TAG of this file).
         let segments: Vec<Option<usize>> = q.groups.iter().map(|g| tag_order.iter().position(|t| t == g).map(|p| p + 1)).collect();
         let range = file.range.as_ref().map(|r| (u64::try_from(r.start).unwrap_or(0), u64::try_from(r.end).unwrap_or(u64::MAX)));
@@ -240,12 +239,8 @@ async fn answer(
             let key: Key = segments.iter().map(|s| s.and_then(|s| d.device.segment(s)).map(str::to_string)).collect();
             let accs = groups.entry(key).or_insert_with(|| vec![Acc::default(); q.aggregates.len()]);
             for (spec, acc) in q.aggregates.iter().zip(accs.iter_mut()) {
-                // A field this file does not have is null on every row.
-                let spec_arg = match &spec.arg {
-                    super::Arg::Field(name, _) if !fields_in_file.contains(name.as_str()) => &super::Arg::Nothing,
-                    a => a,
-                };
-                let Some(part) = device_part(spec.func, spec_arg, d) else { return Ok(None) };
+                // (A field this file lacks has no series in any device: no values.)
+                let Some(part) = device_part(spec.func, &spec.arg, d) else { return Ok(None) };
                 if !acc.add(spec.func, part) {
                     return Ok(None);
                 }
