@@ -186,17 +186,25 @@ pub fn decode_f64(data: &[u8], count: usize, out: &mut Vec<f64>) -> Result<()> {
     Ok(())
 }
 
-/// The bytes of the first `n` of `count` values of a fixed-width PLAIN stream (BOOLEAN 1,
-/// FLOAT 4, INT64/DOUBLE 8 bytes), for a reader keeping a prefix of a page's rows. The
-/// stream's size is still checked against `count`.
-pub fn fixed_prefix<'a>(data: &'a [u8], count: usize, n: usize, size: usize, what: &str) -> Result<&'a [u8]> {
+/// The bytes of values `window` of `count` values of a fixed-width PLAIN stream (BOOLEAN 1,
+/// FLOAT 4, INT64/DOUBLE 8 bytes), for a reader keeping some of a page's rows. The stream's
+/// size is still checked against `count`.
+pub fn fixed_window<'a>(
+    data: &'a [u8],
+    count: usize,
+    window: std::ops::Range<usize>,
+    size: usize,
+    what: &str,
+) -> Result<&'a [u8]> {
     check_fixed(data, count, size, what)?;
-    Ok(data.get(..n.min(count).saturating_mul(size)).unwrap_or(data))
+    let end = window.end.min(count);
+    let start = window.start.min(end);
+    Ok(data.get(start * size..end * size).unwrap_or(&[]))
 }
 
 /// Decode `count` TEXT/STRING/BLOB/OBJECT values: VarInt length, then that many bytes.
 pub fn decode_binary(data: &[u8], count: usize, out: &mut BinaryValues) -> Result<()> {
-    let pos = decode_binary_upto(data, count, count, out)?;
+    let pos = decode_binary_upto(data, count, 0, count, out)?;
     if pos != data.len() {
         return Err(corrupt(
             "PLAIN binary stream",
@@ -209,21 +217,40 @@ pub fn decode_binary(data: &[u8], count: usize, out: &mut BinaryValues) -> Resul
     Ok(())
 }
 
-/// Decode only the first `n` of `count` TEXT/STRING/BLOB/OBJECT values (a reader keeping a
-/// prefix of a page's rows); the rest of the stream is not read.
-pub fn decode_binary_prefix(data: &[u8], count: usize, n: usize, out: &mut BinaryValues) -> Result<()> {
-    decode_binary_upto(data, count, n.min(count), out).map(|_| ())
+/// Decode values `window` of `count` TEXT/STRING/BLOB/OBJECT values (a reader keeping some
+/// of a page's rows): the values before it are stepped over by their lengths, the stream
+/// after it is not read.
+pub fn decode_binary_window(
+    data: &[u8],
+    count: usize,
+    window: std::ops::Range<usize>,
+    out: &mut BinaryValues,
+) -> Result<()> {
+    let end = window.end.min(count);
+    decode_binary_upto(data, count, window.start.min(end), end, out).map(|_| ())
 }
 
-/// Decode the first `stop` of `count` values; returns the byte after the last one.
-fn decode_binary_upto(data: &[u8], count: usize, stop: usize, out: &mut BinaryValues) -> Result<usize> {
+/// Decode values `skip..stop` of `count` values (the first `skip` are only stepped over);
+/// returns the byte after the last one.
+fn decode_binary_upto(
+    data: &[u8],
+    count: usize,
+    skip: usize,
+    stop: usize,
+    out: &mut BinaryValues,
+) -> Result<usize> {
     const WHAT: &str = "PLAIN binary stream";
     // Every value takes at least one byte (its length), and the value bytes are a subset of
-    // the input: both reservations are bounded by the input size. A prefix reserves its
-    // share of the value bytes (at the average length), not the whole stream's.
-    out.offsets.reserve(stop.min(data.len()));
+    // the input: both reservations are bounded by the input size. A part of the stream
+    // reserves its share of the value bytes (at the average length), not the whole stream's.
+    let wanted = stop - skip;
+    out.offsets.reserve(wanted.min(data.len()));
     let value_bytes = data.len().saturating_sub(count);
-    out.data.reserve(if stop >= count { value_bytes } else { value_bytes / count.max(1) * stop });
+    out.data.reserve(if wanted >= count {
+        value_bytes
+    } else {
+        value_bytes / count.max(1) * wanted
+    });
     let mut pos = 0usize;
     for i in 0..stop {
         let (len, start) = read_varint(data, pos)
@@ -240,7 +267,9 @@ fn decode_binary_upto(data: &[u8], count: usize, stop: usize, out: &mut BinaryVa
                 ),
             ));
         };
-        out.push(bytes)?;
+        if i >= skip {
+            out.push(bytes)?;
+        }
         pos = start + len;
     }
     Ok(pos)
@@ -352,6 +381,46 @@ mod tests {
     }
 
     // ---- worked examples of the spec ----
+
+    #[test]
+    fn test_decode_windows_step_over_what_they_skip() {
+        let texts: Vec<String> = (0..50).map(|i| format!("v{i}").repeat(i % 4)).collect();
+        let data = encode::binary(&texts);
+        for (a, b) in [
+            (0, 0),
+            (0, 1),
+            (10, 20),
+            (49, 50),
+            (0, 50),
+            (30, 80),
+            (40, 10),
+        ] {
+            let mut out = BinaryValues::new();
+            decode_binary_window(&data, 50, a..b, &mut out).unwrap();
+            let end = b.min(50);
+            let expect: Vec<&[u8]> = texts[a.min(end)..end]
+                .iter()
+                .map(|t| t.as_bytes())
+                .collect();
+            let got: Vec<&[u8]> = (0..out.len()).map(|i| out.get(i).unwrap()).collect();
+            assert_eq!(got, expect, "{a}..{b}");
+        }
+        // A length running past the stream is found while stepping over it too.
+        let mut cut = data.clone();
+        cut.truncate(data.len() / 2);
+        assert!(decode_binary_window(&cut, 50, 45..46, &mut BinaryValues::new()).is_err());
+        let ints = encode::i64(&(0..10).collect::<Vec<_>>());
+        assert_eq!(
+            fixed_window(&ints, 10, 3..5, 8, "x").unwrap(),
+            &ints[24..40]
+        );
+        let (from, to) = (5, 3);
+        assert_eq!(
+            fixed_window(&ints, 10, from..to, 8, "x").unwrap(),
+            &[] as &[u8]
+        );
+        assert!(fixed_window(&ints[..79], 10, 3..5, 8, "x").is_err());
+    }
 
     #[test]
     fn test_decode_i32_spec_example() {

@@ -58,33 +58,37 @@ fn initial_capacity(wanted: usize, bytes: usize) -> usize {
     wanted.min(bytes.saturating_mul(9))
 }
 
-/// Decode the blocks in `data[start..]`, passing every value through `map` into `out`.
-/// Returns the number of values produced. Every block is checked against `limit` before
-/// anything is reserved or produced.
-#[inline(always)]
-fn decode_blocks<T: PackedInt, O, F: FnMut(T) -> O>(
-    data: &[u8],
-    start: usize,
-    limit: Limit,
-    out: &mut Vec<O>,
-    what: &str,
-    mut map: F,
-) -> Result<usize> {
-    let header = 8 + 2 * T::BYTES;
-    let mut pos = start;
-    let mut produced = 0usize;
-    let mut scratch = [0u64; CHUNK];
-    let stop = match limit {
-        Limit::Prefix { stop, .. } => stop,
-        _ => usize::MAX,
-    };
-    while pos < data.len() && produced < stop {
-        let Some(h) = data.get(pos..pos + header) else {
+/// The header of one block and where its parts lie in the stream.
+#[derive(Clone, Copy)]
+struct Block<T> {
+    /// Deltas in the block (the block holds `n + 1` values).
+    n: usize,
+    /// Bit width of the rebased deltas.
+    w: u32,
+    min_delta: T,
+    /// First value of the block.
+    first: T,
+    /// Byte where the packed deltas start.
+    body: usize,
+    /// Byte after the block.
+    end: usize,
+}
+
+impl<T: PackedInt> Block<T> {
+    /// Bytes of a block header: two i32 plus two values.
+    const HEADER: usize = 8 + 2 * T::BYTES;
+
+    /// Parse and check the block at byte `pos` (which must be `< data.len()`): header
+    /// present, counts not negative, width possible for `T`, packed deltas inside `data`.
+    #[inline(always)]
+    fn parse(data: &[u8], pos: usize, what: &str) -> Result<Self> {
+        let Some(h) = data.get(pos..pos.saturating_add(Self::HEADER)) else {
             return Err(corrupt(
                 what,
                 format!(
-                    "block at byte {pos}: truncated header, {header} bytes needed, {} present",
-                    data.len() - pos
+                    "block at byte {pos}: truncated header, {} bytes needed, {} present",
+                    Self::HEADER,
+                    data.len().saturating_sub(pos)
                 ),
             ));
         };
@@ -104,23 +108,65 @@ fn decode_blocks<T: PackedInt, O, F: FnMut(T) -> O>(
                 format!("block at byte {pos}: bit width {w} exceeds {} for {}", T::BITS, T::NAME),
             ));
         }
-        let body_start = pos + header;
+        let body = pos + Self::HEADER;
         let packed = bits::packed_len(w, n).unwrap_or(usize::MAX);
-        // The packed deltas; unpacking may look at the bytes after them (never beyond the
-        // stream), which keeps the word loads on the fast path.
-        let Some(body) = body_start
-            .checked_add(packed)
-            .filter(|&end| end <= data.len())
-            .and_then(|_| data.get(body_start..))
-        else {
+        let Some(end) = body.checked_add(packed).filter(|&end| end <= data.len()) else {
             return Err(corrupt(
                 what,
                 format!(
                     "block at byte {pos}: {n} deltas of {w} bits need {packed} bytes, {} present",
-                    data.len() - body_start
+                    data.len() - body
                 ),
             ));
         };
+        Ok(Block {
+            n,
+            w,
+            min_delta,
+            first,
+            body,
+            end,
+        })
+    }
+
+    /// Values the block holds.
+    #[inline(always)]
+    fn values(&self) -> usize {
+        self.n + 1
+    }
+}
+
+/// Decode the blocks in `data[start..]`, passing every value through `map` into `out`.
+/// Returns the number of values produced. Every block is checked against `limit` before
+/// anything is reserved or produced.
+#[inline(always)]
+fn decode_blocks<T: PackedInt, O, F: FnMut(T) -> O>(
+    data: &[u8],
+    start: usize,
+    limit: Limit,
+    out: &mut Vec<O>,
+    what: &str,
+    mut map: F,
+) -> Result<usize> {
+    let mut pos = start;
+    let mut produced = 0usize;
+    let mut scratch = [0u64; CHUNK];
+    let stop = match limit {
+        Limit::Prefix { stop, .. } => stop,
+        _ => usize::MAX,
+    };
+    while pos < data.len() && produced < stop {
+        let Block {
+            n,
+            w,
+            min_delta,
+            first,
+            body: body_start,
+            end,
+        } = Block::<T>::parse(data, pos, what)?;
+        // The packed deltas; unpacking may look at the bytes after them (never beyond the
+        // stream), which keeps the word loads on the fast path.
+        let body = data.get(body_start..).unwrap_or(&[]);
         let values = n + 1;
         match limit {
             Limit::Count(count) | Limit::Prefix { count, .. } if values > count - produced => {
@@ -163,9 +209,41 @@ fn decode_blocks<T: PackedInt, O, F: FnMut(T) -> O>(
             }
         }
         produced += values;
-        pos = body_start + packed;
+        pos = end;
     }
     Ok(produced)
+}
+
+/// Where decoding of values `start..` of a `count`-value integer stream begins: the byte of
+/// the block holding value `start` and the index of that block's first value. The headers of
+/// the blocks before it are checked (and their values counted against `count`), their
+/// deltas are not read.
+fn skip_blocks<T: PackedInt>(
+    data: &[u8],
+    count: usize,
+    start: usize,
+    what: &str,
+) -> Result<(usize, usize)> {
+    let (mut pos, mut index) = (0usize, 0usize);
+    while pos < data.len() {
+        let b = Block::<T>::parse(data, pos, what)?;
+        if b.values() > count - index {
+            return Err(corrupt(
+                what,
+                format!(
+                    "block at byte {pos} holds {} values but only {} of {count} remain",
+                    b.values(),
+                    count - index
+                ),
+            ));
+        }
+        if index + b.values() > start {
+            break;
+        }
+        index += b.values();
+        pos = b.end;
+    }
+    Ok((pos, index))
 }
 
 /// Decode exactly `count` values of an integer stream.
@@ -175,29 +253,146 @@ fn decode_int<T: PackedInt>(data: &[u8], count: usize, out: &mut Vec<T>, what: &
     check_count(produced, count, data.len(), what)
 }
 
-/// Decode the first `n` of an integer stream's `count` values (see [`decode_i64_prefix`]).
-fn decode_int_prefix<T: PackedInt>(data: &[u8], count: usize, n: usize, out: &mut Vec<T>, what: &str) -> Result<()> {
+/// Decode values `start..n` of an integer stream of `count` values, appending to `out`
+/// from the first value of the block that holds value `start` (blocks before it are
+/// skipped by their headers, blocks after the one holding value `n - 1` are not read).
+/// Returns the index of the first value appended.
+fn decode_int_window<T: PackedInt>(
+    data: &[u8],
+    count: usize,
+    start: usize,
+    n: usize,
+    out: &mut Vec<T>,
+    what: &str,
+) -> Result<usize> {
     let n = n.min(count);
-    let start = out.len();
-    out.reserve(initial_capacity(n, data.len()));
-    let produced = decode_blocks::<T, T, _>(data, 0, Limit::Prefix { count, stop: n }, out, what, |x| x)?;
-    if produced < n {
-        return check_count(produced, count, data.len(), what);
+    let (pos, first) = skip_blocks::<T>(data, count, start.min(n), what)?;
+    let base = out.len();
+    let wanted = n.saturating_sub(first);
+    out.reserve(initial_capacity(wanted, data.len() - pos.min(data.len())));
+    let produced = decode_blocks::<T, T, _>(
+        data,
+        pos,
+        Limit::Prefix {
+            count: count - first,
+            stop: wanted,
+        },
+        out,
+        what,
+        |x| x,
+    )?;
+    if produced < wanted {
+        return check_count(first + produced, count, data.len(), what).map(|_| first);
     }
-    out.truncate(start + n);
-    Ok(())
+    out.truncate(base + wanted);
+    Ok(first)
 }
 
-/// Decode only the first `n` of a stream's `count` INT64/TIMESTAMP values (a reader
-/// keeping a prefix of a page's rows): blocks after the one holding value `n` are not read,
-/// so damage there goes unnoticed, as in a page that is skipped.
-pub fn decode_i64_prefix(data: &[u8], count: usize, n: usize, out: &mut Vec<i64>) -> Result<()> {
-    decode_int_prefix(data, count, n, out, "TS_2DIFF INT64 stream")
+/// Decode values `start..n` of a stream's `count` INT64/TIMESTAMP values (a reader keeping
+/// rows `start..n` of a page): appends from the first value of the block holding value
+/// `start` and returns that value's index. Blocks before it are skipped by their headers
+/// and blocks after the one holding value `n - 1` are not read, so damage inside them goes
+/// unnoticed, as in a page that is skipped.
+pub fn decode_i64_window(
+    data: &[u8],
+    count: usize,
+    start: usize,
+    n: usize,
+    out: &mut Vec<i64>,
+) -> Result<usize> {
+    decode_int_window(data, count, start, n, out, "TS_2DIFF INT64 stream")
 }
 
-/// [`decode_i64_prefix`] for INT32/DATE.
-pub fn decode_i32_prefix(data: &[u8], count: usize, n: usize, out: &mut Vec<i32>) -> Result<()> {
-    decode_int_prefix(data, count, n, out, "TS_2DIFF INT32 stream")
+/// [`decode_i64_window`] for INT32/DATE.
+pub fn decode_i32_window(
+    data: &[u8],
+    count: usize,
+    start: usize,
+    n: usize,
+    out: &mut Vec<i32>,
+) -> Result<usize> {
+    decode_int_window(data, count, start, n, out, "TS_2DIFF INT32 stream")
+}
+
+/// Decode the part of a time stream of `count` ascending timestamps that can hold values in
+/// `[lo, hi]`: the blocks whose span (from their first value to the next block's first
+/// value) meets the range. Every block header is checked, the values are counted against
+/// `count` and the first values must ascend; the deltas of the other blocks are not read.
+/// Appends the decoded timestamps to `out` and returns the index of the first one in the
+/// stream (the caller checks that they ascend and finds the range among them).
+pub fn decode_time_window(
+    data: &[u8],
+    count: usize,
+    lo: i64,
+    hi: i64,
+    out: &mut Vec<i64>,
+) -> Result<usize> {
+    const WHAT: &str = "TS_2DIFF time stream";
+    // (byte, index) of the first block needed, and the index after the last one.
+    let mut from: Option<(usize, usize)> = None;
+    let mut upto = 0usize;
+    let mut prev: Option<(Block<i64>, usize, usize)> = None;
+    let mut need = |b: &Block<i64>, pos: usize, index: usize, next_first: Option<i64>| {
+        if b.first <= hi && next_first.is_none_or(|f| f > lo) {
+            from.get_or_insert((pos, index));
+            upto = index + b.values();
+        }
+    };
+    let (mut pos, mut index) = (0usize, 0usize);
+    while pos < data.len() {
+        let b = Block::<i64>::parse(data, pos, WHAT)?;
+        if b.values() > count - index {
+            return Err(corrupt(
+                WHAT,
+                format!(
+                    "block at byte {pos} holds {} values but only {} of {count} remain",
+                    b.values(),
+                    count - index
+                ),
+            ));
+        }
+        if let Some((p, ppos, pindex)) = prev {
+            if b.first <= p.first {
+                return Err(corrupt(
+                    WHAT,
+                    format!("block at byte {pos} starts at {}, not after the block before it ({}): timestamps must ascend", b.first, p.first),
+                ));
+            }
+            need(&p, ppos, pindex, Some(b.first));
+        }
+        prev = Some((b, pos, index));
+        index += b.values();
+        pos = b.end;
+    }
+    if let Some((p, ppos, pindex)) = prev {
+        need(&p, ppos, pindex, None);
+    }
+    check_count(index, count, data.len(), WHAT)?;
+    let Some((pos, first)) = from else {
+        return Ok(0);
+    };
+    out.reserve(upto - first);
+    let produced = decode_blocks::<i64, i64, _>(
+        data,
+        pos,
+        Limit::Prefix {
+            count: count - first,
+            stop: upto - first,
+        },
+        out,
+        WHAT,
+        |x| x,
+    )?;
+    if produced != upto - first {
+        return Err(corrupt(
+            WHAT,
+            format!(
+                "decoded {produced} values of blocks holding {}",
+                upto - first
+            ),
+        ));
+    }
+    Ok(first)
 }
 
 fn check_count(produced: usize, count: usize, len: usize, what: &str) -> Result<()> {
@@ -952,6 +1147,137 @@ mod tests {
         assert_eq!(f32s(&h("02"), 0).unwrap(), Vec::<f32>::new());
     }
 
+    /// The window decoders against the full decode: what they append starts at the index
+    /// they return and covers what was asked.
+    fn check_int_window(vals: &[i64], block: usize, start: usize, end: usize) {
+        let data = encode::i64_blocks(vals, block);
+        let mut out = vec![7];
+        let first = decode_i64_window(&data, vals.len(), start, end, &mut out).unwrap();
+        let end = end.min(vals.len());
+        assert!(
+            first <= start.min(end),
+            "{block} {start}..{end}: first {first}"
+        );
+        // At a block boundary (blocks of block + 1 values), or at the end for an empty window.
+        assert!(
+            first.is_multiple_of(block + 1) || first == vals.len(),
+            "{block} {start}..{end}: first {first}"
+        );
+        assert_eq!(out[0], 7, "appends");
+        assert_eq!(&out[1..], &vals[first..end], "{block} {start}..{end}");
+    }
+
+    fn check_time_window(vals: &[i64], block: usize, lo: i64, hi: i64) {
+        let data = encode::i64_blocks(vals, block);
+        let mut out = Vec::new();
+        let first = decode_time_window(&data, vals.len(), lo, hi, &mut out).unwrap();
+        let kept: Vec<i64> = vals
+            .iter()
+            .copied()
+            .filter(|t| (lo..=hi).contains(t))
+            .collect();
+        let got: Vec<i64> = out
+            .iter()
+            .copied()
+            .filter(|t| (lo..=hi).contains(t))
+            .collect();
+        assert_eq!(got, kept, "block {block}, [{lo}, {hi}]");
+        assert_eq!(
+            &vals[first..first + out.len()],
+            &out[..],
+            "block {block}, [{lo}, {hi}]: index {first}"
+        );
+        // Only whole blocks that can hold the range: at most one block before and after it.
+        assert!(
+            out.len() <= kept.len() + 2 * (block + 1),
+            "block {block}, [{lo}, {hi}]: {} decoded for {}",
+            out.len(),
+            kept.len()
+        );
+    }
+
+    #[test]
+    fn test_decode_window_skips_blocks_and_matches_the_full_decode() {
+        let vals: Vec<i64> = (0..1000i64).map(|i| i * 10 + (i % 7)).collect();
+        for block in [1, 8, 128, 999, 1000, 2000] {
+            for (start, end) in [
+                (0, 0),
+                (0, 1),
+                (5, 6),
+                (127, 129),
+                (128, 256),
+                (500, 1000),
+                (999, 1000),
+                (1000, 1000),
+                (0, 5000),
+                (300, 200),
+            ] {
+                check_int_window(&vals, block, start, end);
+            }
+            // Before, after, around block starts, between two timestamps, one timestamp,
+            // everything, nothing (lo > hi).
+            for (lo, hi) in [
+                (i64::MIN, -1),
+                (20_000, i64::MAX),
+                (1280, 1290),
+                (1279, 1281),
+                (5001, 5009),
+                (5003, 5003),
+                (i64::MIN, i64::MAX),
+                (700, 9000),
+                (3000, 2000),
+                (0, 0),
+                (9996, 9996),
+            ] {
+                check_time_window(&vals, block, lo, hi);
+            }
+        }
+        let mut out = Vec::new();
+        assert_eq!(decode_time_window(&[], 0, 0, 10, &mut out).unwrap(), 0);
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn test_decode_window_checks_every_header_but_reads_only_its_blocks() {
+        let vals: Vec<i64> = (0..300i64).map(|i| 1000 + i * 3).collect();
+        let clean = encode::i64_blocks(&vals, 100);
+        // Blocks of width 0 (constant deltas) are 24-byte headers: damage the deltas'
+        // width of the first block to 64 with no bytes for them: its header is bad.
+        let mut bad_header = clean.clone();
+        bad_header[7] = 65;
+        let mut out = Vec::new();
+        assert!(decode_i64_window(&bad_header, 300, 250, 260, &mut out).is_err());
+        assert!(decode_time_window(&bad_header, 300, 1750, 1800, &mut out).is_err());
+        // A wrong count is found from the headers alone.
+        assert!(decode_i64_window(&clean, 299, 250, 260, &mut out).is_err());
+        assert!(decode_time_window(&clean, 301, 1750, 1800, &mut out)
+            .unwrap_err()
+            .to_string()
+            .contains("ends after 300 of 301"));
+        assert!(decode_time_window(&clean, 299, 1750, 1800, &mut out).is_err());
+        // First values that do not ascend.
+        let mut descending = clean.clone();
+        descending[24 + 16..24 + 24].copy_from_slice(&0i64.to_be_bytes());
+        let e = decode_time_window(&descending, 300, 1750, 1800, &mut out).unwrap_err();
+        assert!(e.to_string().contains("must ascend"), "{e}");
+        // The min delta of the first block is not read when the window lies in the third.
+        let mut skipped = clean.clone();
+        skipped[8..16].copy_from_slice(&(-5i64).to_be_bytes());
+        out.clear();
+        // (blocks of 101 values: the third starts at value 202).
+        assert_eq!(
+            decode_i64_window(&skipped, 300, 250, 260, &mut out).unwrap(),
+            202
+        );
+        assert_eq!(out, vals[202..260]);
+        out.clear();
+        assert_eq!(
+            decode_time_window(&skipped, 300, 1750, 1800, &mut out).unwrap(),
+            202
+        );
+        assert_eq!(out, vals[202..300]);
+    }
+
     proptest! {
         #[test]
         fn test_decode_i32_round_trip(vals in proptest::collection::vec(any::<i32>(), 0..400), block in 1usize..200) {
@@ -1000,6 +1326,17 @@ mod tests {
                     prop_assert!((g - v).abs() <= 0.0051 + v.abs() * 1e-6, "{} vs {}", g, v);
                 }
             }
+        }
+
+        #[test]
+        fn test_decode_windows_match_the_full_decode(
+            steps in proptest::collection::vec(1i64..50, 1..400), block in 1usize..150,
+            a in 0usize..450, len in 0usize..450, lo in 0i64..20_000, span in -10i64..5_000,
+        ) {
+            let mut t = -1000i64;
+            let vals: Vec<i64> = steps.iter().map(|s| { t += s; t }).collect();
+            check_int_window(&vals, block, a, a + len);
+            check_time_window(&vals, block, lo - 1000, lo - 1000 + span);
         }
 
         #[test]

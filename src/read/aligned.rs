@@ -9,9 +9,9 @@
 
 use crate::error::{Result, ResultExt, TsFileError};
 use crate::format::chunk::{PageIter, RawPage};
-use crate::format::{ByteSource, ChunkHeader, ChunkMetadata, FileReader, Statistics, TimeseriesMetadata, TsDataType};
+use crate::format::{ByteSource, ChunkMetadata, FileReader, Statistics, TimeseriesMetadata, TsDataType};
 use crate::read::column::ColumnBuilder;
-use crate::read::page::{decode_times, payload, split_value_page, time_window, PageBuffers, PageCodec};
+use crate::read::page::{decode_time_window, payload, split_value_page, PageBuffers, PageCodec};
 use crate::read::{DecodeBudget, ReadOptions};
 
 /// The chunks of one chunk group of an aligned device.
@@ -123,6 +123,18 @@ pub fn read_chunk_group_in<S: ByteSource>(
     page_filter: Option<PageFilter<'_>>,
     budget: &DecodeBudget,
 ) -> Result<DecodedGroup> {
+    PageBuffers::with_reused(|bufs| read_chunk_group_with(file, group, types, opts, page_filter, budget, bufs))
+}
+
+fn read_chunk_group_with<S: ByteSource>(
+    file: &FileReader<S>,
+    group: &AlignedChunkGroup,
+    types: &[TsDataType],
+    opts: &ReadOptions,
+    page_filter: Option<PageFilter<'_>>,
+    budget: &DecodeBudget,
+    bufs: &mut PageBuffers,
+) -> Result<DecodedGroup> {
     let mut out = DecodedGroup { times: Vec::new(), columns: Vec::with_capacity(types.len()), pages_total: 0, pages_pruned: 0 };
     for t in types {
         out.columns.push(ColumnBuilder::new(*t)?);
@@ -211,7 +223,6 @@ pub fn read_chunk_group_in<S: ByteSource>(
     let encoding = h.encoding()?;
     let codec = PageCodec::new(file, h).with_context(|| format!("time chunk at offset {}", h.offset))?;
     let mut plans = Vec::with_capacity(time_pages.len());
-    let mut bufs = PageBuffers::default();
     let mut page_times = Vec::new();
     for (i, ((page, stats), k)) in time_pages.iter().zip(&time_stats).zip(&keep).enumerate() {
         if !*k {
@@ -222,14 +233,19 @@ pub fn read_chunk_group_in<S: ByteSource>(
             // A count no page may hold is reported as such before the budget is consulted.
             crate::encoding::check_count(usize::try_from(stats.count)?, 64, &opts.decode, "time")?;
             budget.check(stats.count.saturating_mul(8))?;
-            let data = payload(&codec, i, page, &mut bufs, &opts.decode)?;
-            decode_times(encoding, data, Some(stats.count), &opts.decode, &mut page_times)?;
-            budget.charge(page_times.len() as u64 * 8)
+            let data = payload(&codec, i, page, bufs, &opts.decode)?;
+            let keep = decode_time_window(encoding, data, stats.count, opts.time_range, &opts.decode, &mut page_times)?;
+            budget.charge(page_times.len() as u64 * 8)?;
+            Ok(keep)
         })();
-        r.with_context(|| format!("time chunk at offset {}, page {i} at offset {}", h.offset, page.header.offset))?;
-        let window = time_window(&page_times, opts.time_range);
-        out.times.extend_from_slice(page_times.get(window.clone()).unwrap_or(&[]));
-        plans.push(PagePlan::Keep { rows: page_times.len(), keep: window });
+        let keep = r.with_context(|| format!("time chunk at offset {}, page {i} at offset {}", h.offset, page.header.offset))?;
+        if out.times.is_empty() {
+            // The first kept page (often the only one) moves instead of being copied.
+            std::mem::swap(&mut out.times, &mut page_times);
+        } else {
+            out.times.extend_from_slice(&page_times);
+        }
+        plans.push(PagePlan::Keep { rows: usize::try_from(stats.count)?, keep });
     }
     let kept = out.times.len();
     // Decode the value pages of the kept time pages.
@@ -238,7 +254,7 @@ pub fn read_chunk_group_in<S: ByteSource>(
             (Some(pages), Some((chunk, _))) if !pages.is_empty() => {
                 let codec = PageCodec::new(file, &chunk.header)
                     .with_context(|| format!("value chunk at offset {}", chunk.header.offset))?;
-                decode_value_pages(&codec, &chunk.header, pages, &plans, opts, builder, budget)?;
+                decode_value_pages(&codec, pages, &plans, opts, builder, budget, bufs)?;
             }
             // Absent chunk, or data_size = 0: every row of the group is null.
             _ => {
@@ -261,15 +277,15 @@ pub fn read_chunk_group_in<S: ByteSource>(
 
 fn decode_value_pages(
     codec: &PageCodec<'_>,
-    h: &ChunkHeader,
     pages: &[RawPage<'_>],
     plans: &[PagePlan],
     opts: &ReadOptions,
     builder: &mut ColumnBuilder,
     budget: &DecodeBudget,
+    bufs: &mut PageBuffers,
 ) -> Result<()> {
+    let h = codec.chunk();
     let encoding = h.encoding()?;
-    let mut bufs = PageBuffers::default();
     for (i, (page, plan)) in pages.iter().zip(plans).enumerate() {
         let PagePlan::Keep { rows, keep } = plan else { continue };
         let before = builder.byte_size();
@@ -281,7 +297,7 @@ fn decode_value_pages(
         }
         let r = (|| {
             budget.check(builder.min_bytes_for(keep.len()) as u64)?;
-            let data = payload(codec, i, page, &mut bufs, &opts.decode)?;
+            let data = payload(codec, i, page, bufs, &opts.decode)?;
             let vp = split_value_page(data)?;
             if vp.rows != *rows {
                 return Err(TsFileError::corrupt(

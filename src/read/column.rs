@@ -92,22 +92,28 @@ impl ColumnValues {
         }
     }
 
-    /// Decode the first `n` of a page's `count` values where the encoding can stop early
-    /// (GORILLA, TS_2DIFF integers, PLAIN fixed-width and binary), else all `count`;
-    /// returns how many values were decoded. The stream past value `n` is not read.
-    fn decode_prefix(
+    /// Decode values `window` of a page's `count` values, appending: only that part where the
+    /// encoding can skip values (TS_2DIFF integers by block, PLAIN), stop early (GORILLA,
+    /// TS_2DIFF integers, PLAIN) or both, else all `count`. Returns the indices of the values
+    /// appended, which cover `window`; the stream past the window is not read (nor, when a
+    /// skipped window reaches the last value, checked for trailing bytes).
+    fn decode_window(
         &mut self,
         encoding: Encoding,
         data_type: TsDataType,
         data: &[u8],
         count: usize,
-        n: usize,
+        window: std::ops::Range<usize>,
         opts: &DecodeOptions,
-    ) -> Result<usize> {
+    ) -> Result<std::ops::Range<usize>> {
         use crate::encoding::{gorilla, plain, ts2diff};
-        if n >= count {
+        let n = window.end;
+        // A window reaching the end of a stream that can only stop early is the whole stream
+        // (decoded with its end checks).
+        let skips = matches!(encoding, Encoding::Ts2Diff | Encoding::Plain);
+        if n >= count && (window.start == 0 || !skips) {
             self.decode(encoding, data_type, data, count, opts)?;
-            return Ok(count);
+            return Ok(0..count);
         }
         let bits = match self {
             ColumnValues::Boolean(_) => 1,
@@ -115,36 +121,43 @@ impl ColumnValues {
             ColumnValues::Int64(_) | ColumnValues::Double(_) => 64,
         };
         encoding::check_count(count, bits, opts, data_type.name())?;
-        match (encoding, &mut *self) {
-            (Encoding::Gorilla, ColumnValues::Int32(v)) => gorilla::decode_i32_prefix(data, count, n, v)?,
-            (Encoding::Gorilla, ColumnValues::Int64(v)) => gorilla::decode_i64_prefix(data, count, n, v)?,
-            (Encoding::Gorilla, ColumnValues::Float(v)) => gorilla::decode_f32_prefix(data, count, n, v)?,
-            (Encoding::Gorilla, ColumnValues::Double(v)) => gorilla::decode_f64_prefix(data, count, n, v)?,
-            (Encoding::Ts2Diff, ColumnValues::Int32(v)) => ts2diff::decode_i32_prefix(data, count, n, v)?,
-            (Encoding::Ts2Diff, ColumnValues::Int64(v)) => ts2diff::decode_i64_prefix(data, count, n, v)?,
+        let n = n.min(count);
+        let start = window.start.min(n);
+        let first = match (encoding, &mut *self) {
+            (Encoding::Gorilla, ColumnValues::Int32(v)) => gorilla::decode_i32_prefix(data, count, n, v).map(|_| 0)?,
+            (Encoding::Gorilla, ColumnValues::Int64(v)) => gorilla::decode_i64_prefix(data, count, n, v).map(|_| 0)?,
+            (Encoding::Gorilla, ColumnValues::Float(v)) => gorilla::decode_f32_prefix(data, count, n, v).map(|_| 0)?,
+            (Encoding::Gorilla, ColumnValues::Double(v)) => gorilla::decode_f64_prefix(data, count, n, v).map(|_| 0)?,
+            (Encoding::Ts2Diff, ColumnValues::Int32(v)) => ts2diff::decode_i32_window(data, count, start, n, v)?,
+            (Encoding::Ts2Diff, ColumnValues::Int64(v)) => ts2diff::decode_i64_window(data, count, start, n, v)?,
             (Encoding::Plain, ColumnValues::Boolean(b)) => {
-                plain::decode_bool(plain::fixed_prefix(data, count, n, 1, "PLAIN BOOLEAN stream")?, n, b)?
+                plain::decode_bool(plain::fixed_window(data, count, start..n, 1, "PLAIN BOOLEAN stream")?, n - start, b)?;
+                start
             }
             (Encoding::Plain, ColumnValues::Int64(v)) => {
-                plain::decode_i64(plain::fixed_prefix(data, count, n, 8, "PLAIN INT64 stream")?, n, v)?
+                plain::decode_i64(plain::fixed_window(data, count, start..n, 8, "PLAIN INT64 stream")?, n - start, v)?;
+                start
             }
             (Encoding::Plain, ColumnValues::Float(v)) => {
-                plain::decode_f32(plain::fixed_prefix(data, count, n, 4, "PLAIN FLOAT stream")?, n, v)?
+                plain::decode_f32(plain::fixed_window(data, count, start..n, 4, "PLAIN FLOAT stream")?, n - start, v)?;
+                start
             }
             (Encoding::Plain, ColumnValues::Double(v)) => {
-                plain::decode_f64(plain::fixed_prefix(data, count, n, 8, "PLAIN DOUBLE stream")?, n, v)?
+                plain::decode_f64(plain::fixed_window(data, count, start..n, 8, "PLAIN DOUBLE stream")?, n - start, v)?;
+                start
             }
             (Encoding::Plain, ColumnValues::Binary(v)) => {
-                let first = v.len();
-                plain::decode_binary_prefix(data, count, n, v)?;
-                encoding::check_longest_since(v, first, opts, data_type)?
+                let before = v.len();
+                plain::decode_binary_window(data, count, start..n, v)?;
+                encoding::check_longest_since(v, before, opts, data_type)?;
+                start
             }
             (_, this) => {
                 this.decode(encoding, data_type, data, count, opts)?;
-                return Ok(count);
+                return Ok(0..count);
             }
-        }
-        Ok(n)
+        };
+        Ok(first..n)
     }
 
     /// Append `n` placeholder values (for null slots).
@@ -283,30 +296,28 @@ impl ColumnBuilder {
         }
         let mut scratch = self.scratch();
         let r = (|| {
-            // Rows after the kept ones are not needed: decode only the values before them.
-            let needed = if keep.end < rows { count_present(bitmap, keep.end) } else { present };
-            let decoded = scratch.decode_prefix(encoding, self.data_type, data, present, needed, opts)?;
-            if scratch.len() != decoded {
+            // Only the values of the kept rows are needed (and what the encoding must decode
+            // to reach them).
+            let keep = keep.start.min(rows)..keep.end.min(rows);
+            let first_value = count_present(bitmap, keep.start);
+            let end_value = if keep.end < rows { count_present(bitmap, keep.end) } else { present };
+            let held = scratch.decode_window(encoding, self.data_type, data, present, first_value..end_value, opts)?;
+            if scratch.len() != held.len() || held.start > first_value || held.end < end_value {
                 return Err(TsFileError::corrupt(
                     "value stream",
                     None,
                     format!("decoded {} values, the bitmap marks {present} present", scratch.len()),
                 ));
             }
-            let mut src = 0usize;
-            for row in 0..keep.end.min(rows) {
-                let is_present = bit_msb(bitmap, row);
-                if keep.contains(&row) {
-                    if is_present {
-                        self.values.append_one(&scratch, src)?;
-                        self.validity.append_non_null();
-                    } else {
-                        self.values.append_defaults(1)?;
-                        self.validity.append_null();
-                    }
-                }
-                if is_present {
+            let mut src = first_value - held.start;
+            for row in keep {
+                if bit_msb(bitmap, row) {
+                    self.values.append_one(&scratch, src)?;
+                    self.validity.append_non_null();
                     src += 1;
+                } else {
+                    self.values.append_defaults(1)?;
+                    self.validity.append_null();
                 }
             }
             Ok(())
@@ -322,13 +333,13 @@ impl ColumnBuilder {
         }
         let mut scratch = self.scratch();
         let r = (|| {
-            // Rows after the kept ones are not needed: decode only up to the last kept row.
-            let decoded = scratch.decode_prefix(encoding, self.data_type, data, count, keep.end, opts)?;
-            if scratch.len() != decoded || keep.end > decoded {
+            // Only the kept rows (and what the encoding must decode to reach them).
+            let held = scratch.decode_window(encoding, self.data_type, data, count, keep.clone(), opts)?;
+            if scratch.len() != held.len() || held.start > keep.start || held.end < keep.end {
                 return Err(TsFileError::corrupt("value stream", None, format!("decoded {} values, expected {count}", scratch.len())));
             }
             let n = keep.len();
-            self.values.append_range(&scratch, keep)?;
+            self.values.append_range(&scratch, keep.start - held.start..keep.end - held.start)?;
             self.validity.append_n_non_nulls(n);
             Ok(())
         })();
@@ -464,7 +475,7 @@ mod tests {
             full.append_dense(enc, &data, count, &opts).unwrap();
             let full = rows(&mut full);
             // Dense pages: any window, including empty, one value, block and page edges.
-            for keep in [0..0, 0..1, 5..6, 0..128, 100..129, 128..130, 150..299, 299..300, 0..300] {
+            for keep in [0..0, 0..1, 5..6, 0..128, 100..129, 128..130, 129..131, 150..299, 260..280, 299..300, 200..300, 300..300, 0..300] {
                 let mut b = ColumnBuilder::new(ty).unwrap();
                 b.append_range(enc, &data, count, keep.clone(), &opts).unwrap();
                 assert_eq!(rows(&mut b), full[keep.clone()], "{ty} {enc:?} {keep:?}");
@@ -483,7 +494,7 @@ mod tests {
                     expect.push(None);
                 }
             }
-            for keep in [0..0, 0..1, 1..2, 10..200, 449..450, 0..450] {
+            for keep in [0..0, 0..1, 1..2, 10..200, 300..400, 390..450, 449..450, 450..450, 0..450] {
                 let mut b = ColumnBuilder::new(ty).unwrap();
                 b.append_with_bitmap(enc, &data, &bitmap, nrows, keep.clone(), &opts).unwrap();
                 assert_eq!(rows(&mut b), expect[keep.clone()], "{ty} {enc:?} bitmap {keep:?}");
@@ -509,9 +520,11 @@ mod tests {
                 // Truncate the stream (cuts off the last values and the end marker).
                 _ => data.truncate(data.len() / 2),
             }
-            let mut b = ColumnBuilder::new(TsDataType::Int64).unwrap();
-            let r = b.append_range(enc, &data, 300, 0..300, &opts);
-            assert!(r.is_err(), "{enc:?}: the damaged page fails as a whole");
+            for keep in [0..300, 250..300] {
+                let mut b = ColumnBuilder::new(TsDataType::Int64).unwrap();
+                let r = b.append_range(enc, &data, 300, keep.clone(), &opts);
+                assert!(r.is_err(), "{enc:?} {keep:?}: the damaged end of the page fails");
+            }
             let mut b = ColumnBuilder::new(TsDataType::Int64).unwrap();
             let r = b.append_range(enc, &data, 300, 2..50, &opts);
             if enc == Encoding::Plain {

@@ -23,7 +23,7 @@ use crate::format::chunk::{PageHeader, PageIter, RawPage};
 use crate::format::{ByteSource, ChunkHeader, ChunkMetadata, Encoding, FileReader, Statistics, TimeseriesMetadata, TsDataType};
 use crate::read::aligned::DecodedGroup;
 use crate::read::column::{ColumnBuilder, ColumnValues};
-use crate::read::page::{decode_times, payload, split_nonaligned, time_window, PageBuffers, PageCodec};
+use crate::read::page::{decode_time_window, payload, split_nonaligned, PageBuffers, PageCodec};
 use crate::read::{DecodeBudget, ReadOptions};
 
 /// One series to merge.
@@ -206,19 +206,18 @@ impl SeriesCursor {
             budget.check(count.saturating_mul(8).saturating_add(value_bytes))?;
             let bytes = payload(&codec, index, &raw, &mut self.bufs, &opts.decode)?;
             let (time_stream, value_stream) = split_nonaligned(bytes)?;
-            decode_times(opts.nonaligned_time_encoding, time_stream, Some(count), &opts.decode, &mut self.raw_times)?;
-            let keep = time_window(&self.raw_times, opts.time_range);
+            let keep = decode_time_window(opts.nonaligned_time_encoding, time_stream, count, opts.time_range, &opts.decode, &mut self.raw_times)?;
             let mut charged = self.raw_times.len() * 8;
             self.values = match &mut self.decoder {
                 Some(d) => {
-                    d.append_range(encoding, value_stream, self.raw_times.len(), keep.clone(), &opts.decode)?;
+                    d.append_range(encoding, value_stream, rows, keep, &opts.decode)?;
                     charged += d.byte_size();
                     Some(d.take().0)
                 }
                 None => None,
             };
             self.times.clear();
-            self.times.extend_from_slice(self.raw_times.get(keep).unwrap_or(&[]));
+            self.times.extend_from_slice(&self.raw_times);
             self.pos = 0;
             budget.charge(charged as u64)
         })();

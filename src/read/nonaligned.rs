@@ -9,7 +9,7 @@ use crate::error::{Result, ResultExt, TsFileError};
 use crate::format::chunk::PageIter;
 use crate::format::{ByteSource, FileReader, TimeseriesMetadata};
 use crate::read::column::ColumnBuilder;
-use crate::read::page::{decode_times, payload, split_nonaligned, time_window, PageBuffers, PageCodec};
+use crate::read::page::{decode_time_window, payload, split_nonaligned, PageBuffers, PageCodec};
 use crate::read::{DecodeBudget, ReadOptions};
 
 /// Decode a whole non-aligned series (all its chunks, in file order) within the time range,
@@ -66,11 +66,10 @@ pub fn read_series_in<S: ByteSource>(
                 budget.check(stats.count.saturating_mul(8).saturating_add(values.min_bytes_for(rows) as u64))?;
                 let data = payload(&codec, i, &page, &mut bufs, &opts.decode)?;
                 let (time_stream, value_stream) = split_nonaligned(data)?;
-                decode_times(opts.nonaligned_time_encoding, time_stream, Some(stats.count), &opts.decode, &mut page_times)?;
-                let keep = time_window(&page_times, opts.time_range);
+                let keep = decode_time_window(opts.nonaligned_time_encoding, time_stream, stats.count, opts.time_range, &opts.decode, &mut page_times)?;
                 let before = values.byte_size();
-                values.append_range(encoding, value_stream, page_times.len(), keep.clone(), &opts.decode)?;
-                times.extend_from_slice(page_times.get(keep).unwrap_or(&[]));
+                values.append_range(encoding, value_stream, rows, keep, &opts.decode)?;
+                times.extend_from_slice(&page_times);
                 budget.charge((page_times.len() * 8 + values.byte_size().saturating_sub(before)) as u64)
             })();
             r.with_context(|| format!("series '{}', page {i} at offset {}", series.measurement, page.header.offset))?;

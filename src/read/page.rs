@@ -44,6 +44,11 @@ impl<'c> PageCodec<'c> {
     pub fn compression(&self) -> Compression {
         self.compression
     }
+
+    /// The header of the chunk the pages belong to.
+    pub fn chunk(&self) -> &'c ChunkHeader {
+        self.chunk
+    }
 }
 
 /// Reusable buffers of [`payload`]: decrypted and decompressed bytes.
@@ -51,6 +56,33 @@ impl<'c> PageCodec<'c> {
 pub struct PageBuffers {
     decrypted: Vec<u8>,
     payload: Vec<u8>,
+}
+
+/// Buffers above this size are not kept for the next chunk group of the thread.
+const REUSED_BUFFER_LIMIT: usize = 4 << 20;
+
+thread_local! {
+    /// The page buffers of this thread, kept from one chunk group to the next: a scan
+    /// decodes thousands of chunk groups, and fresh buffers cost an allocation and the
+    /// kernel's zeroing of new pages for every page.
+    static REUSED: std::cell::RefCell<PageBuffers> = std::cell::RefCell::new(PageBuffers::default());
+}
+
+impl PageBuffers {
+    /// Run `f` with this thread's reusable buffers (fresh ones when they are already in use
+    /// further up the stack). Buffers that grew above 4 MiB are released afterwards.
+    pub fn with_reused<R>(f: impl FnOnce(&mut PageBuffers) -> R) -> R {
+        REUSED.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut bufs) => {
+                let r = f(&mut bufs);
+                if bufs.payload.capacity().max(bufs.decrypted.capacity()) > REUSED_BUFFER_LIMIT {
+                    *bufs = PageBuffers::default();
+                }
+                r
+            }
+            Err(_) => f(&mut PageBuffers::default()),
+        })
+    }
 }
 
 /// The decrypted and decompressed payload of page `index` (0-based within its chunk) —
@@ -137,7 +169,7 @@ pub fn decode_times(encoding: Encoding, data: &[u8], count: Option<u64>, opts: &
             ));
         }
     }
-    if out.windows(2).any(|w| w[0] >= w[1]) {
+    if !strictly_ascending(out) {
         return Err(TsFileError::corrupt(
             "time stream",
             None,
@@ -145,6 +177,57 @@ pub fn decode_times(encoding: Encoding, data: &[u8], count: Option<u64>, opts: &
         ));
     }
     Ok(())
+}
+
+/// Decode the timestamps of a page of `count` rows that fall within `range` (all of them
+/// without one) into `out`, and return the rows they are. A TS_2DIFF stream is decoded only
+/// in the blocks that can hold timestamps of the range (the others are checked by their
+/// headers), other encodings whole; the decoded timestamps must ascend, as in
+/// [`decode_times`].
+pub fn decode_time_window(
+    encoding: Encoding,
+    data: &[u8],
+    count: u64,
+    range: Option<(i64, i64)>,
+    opts: &DecodeOptions,
+    out: &mut Vec<i64>,
+) -> Result<std::ops::Range<usize>> {
+    let (Encoding::Ts2Diff, Some((lo, hi))) = (encoding, range) else {
+        decode_times(encoding, data, Some(count), opts, out)?;
+        let keep = time_window(out, range);
+        out.truncate(keep.end);
+        out.drain(..keep.start);
+        return Ok(keep);
+    };
+    let n = usize::try_from(count)?;
+    encoding::check_count(n, 64, opts, "time")?;
+    out.clear();
+    let first = encoding::ts2diff::decode_time_window(data, n, lo, hi, out)?;
+    if !strictly_ascending(out) {
+        return Err(TsFileError::corrupt(
+            "time stream",
+            None,
+            format!(
+                "{encoding} timestamps are not strictly ascending (is the time encoding right?)"
+            ),
+        ));
+    }
+    let window = time_window(out, range);
+    out.truncate(window.end);
+    out.drain(..window.start);
+    Ok(first + window.start..first + window.end)
+}
+
+/// True when every timestamp is greater than the one before it. Compares blocks of pairs
+/// without stopping inside a block, which the compiler turns into vector instructions
+/// (this runs over every timestamp a scan decodes).
+fn strictly_ascending(t: &[i64]) -> bool {
+    const BLOCK: usize = 1024;
+    let pairs = t.len().saturating_sub(1);
+    let (a, b) = (t.get(..pairs).unwrap_or(&[]), t.get(1..).unwrap_or(&[]));
+    a.chunks(BLOCK)
+        .zip(b.chunks(BLOCK))
+        .all(|(x, y)| x.iter().zip(y).fold(true, |ok, (p, q)| ok & (p < q)))
 }
 
 /// The parts of an aligned value page.
@@ -254,6 +337,92 @@ mod tests {
         assert!(matches!(e, TsFileError::LimitExceeded { value: 5000, limit: 4096, .. }), "{e:?}");
         assert!(e.to_string().contains("(option max_page_bytes)"));
         assert_eq!(bufs.payload.capacity(), 0);
+    }
+
+    #[test]
+    fn test_decode_time_window_equals_decoding_everything() {
+        use crate::encoding::{plain, ts2diff};
+        let opts = DecodeOptions::default();
+        let times: Vec<i64> = (0..1000i64)
+            .map(|i| 50_000 + i * 1000 + (i * 37) % 500)
+            .collect();
+        for data in [
+            ts2diff::encode::i64(&times),
+            ts2diff::encode::i64_blocks(&times, 10),
+        ] {
+            for enc_data in [
+                (Encoding::Ts2Diff, data.clone()),
+                (Encoding::Plain, plain::encode::i64(&times)),
+            ] {
+                let (enc, data) = enc_data;
+                for range in [
+                    None,
+                    Some((0, 10)),
+                    Some((60_000, 70_000)),
+                    Some((177_100, 177_100)),
+                    Some((0, i64::MAX)),
+                    Some((2_000_000, 3_000_000)),
+                ] {
+                    let mut all = Vec::new();
+                    decode_times(enc, &data, Some(1000), &opts, &mut all).unwrap();
+                    let expect = time_window(&all, range);
+                    let mut out = vec![1, 2, 3];
+                    let keep =
+                        decode_time_window(enc, &data, 1000, range, &opts, &mut out).unwrap();
+                    assert_eq!(keep, expect, "{enc:?} {range:?}");
+                    assert_eq!(out, all[expect], "{enc:?} {range:?}");
+                }
+            }
+        }
+        // Timestamps out of order inside a decoded block are still found.
+        let mut bad = times.clone();
+        bad.swap(500, 501);
+        let data = ts2diff::encode::i64_blocks(&bad, 10);
+        let mut out = Vec::new();
+        let e = decode_time_window(
+            Encoding::Ts2Diff,
+            &data,
+            1000,
+            Some((550_000, 552_000)),
+            &opts,
+            &mut out,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("not strictly ascending"), "{e}");
+        // ... and a count the stream does not hold, whatever the range.
+        assert!(
+            decode_time_window(Encoding::Ts2Diff, &data, 999, Some((0, 1)), &opts, &mut out)
+                .is_err()
+        );
+        let small = DecodeOptions {
+            max_page_values: 100,
+            ..opts
+        };
+        let e = decode_time_window(
+            Encoding::Ts2Diff,
+            &data,
+            1000,
+            Some((0, 1)),
+            &small,
+            &mut out,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("(option max_page_values)"), "{e}");
+    }
+
+    #[test]
+    fn test_strictly_ascending_across_blocks() {
+        let t: Vec<i64> = (0..3000).collect();
+        assert!(strictly_ascending(&t));
+        assert!(strictly_ascending(&[]));
+        assert!(strictly_ascending(&[5]));
+        for i in [1, 1023, 1024, 1025, 2047, 2999] {
+            let mut bad = t.clone();
+            bad[i] = bad[i - 1];
+            assert!(!strictly_ascending(&bad), "equal pair at {i}");
+            bad[i] = bad[i - 1] - 1;
+            assert!(!strictly_ascending(&bad), "descending pair at {i}");
+        }
     }
 
     #[test]
