@@ -170,13 +170,17 @@ pub fn decode_times(encoding: Encoding, data: &[u8], count: Option<u64>, opts: &
         }
     }
     if !strictly_ascending(out) {
-        return Err(TsFileError::corrupt(
-            "time stream",
-            None,
-            format!("{encoding} timestamps are not strictly ascending (is the time encoding right?)"),
-        ));
+        return Err(not_ascending(encoding));
     }
     Ok(())
+}
+
+fn not_ascending(encoding: Encoding) -> TsFileError {
+    TsFileError::corrupt(
+        "time stream",
+        None,
+        format!("{encoding} timestamps are not strictly ascending (is the time encoding right?)"),
+    )
 }
 
 /// Decode the timestamps of a page of `count` rows that fall within `range` (all of them
@@ -204,13 +208,7 @@ pub fn decode_time_window(
     out.clear();
     let first = encoding::ts2diff::decode_time_window(data, n, lo, hi, out)?;
     if !strictly_ascending(out) {
-        return Err(TsFileError::corrupt(
-            "time stream",
-            None,
-            format!(
-                "{encoding} timestamps are not strictly ascending (is the time encoding right?)"
-            ),
-        ));
+        return Err(not_ascending(encoding));
     }
     let window = time_window(out, range);
     out.truncate(window.end);
