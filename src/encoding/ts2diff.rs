@@ -134,6 +134,20 @@ impl<T: PackedInt> Block<T> {
     fn values(&self) -> usize {
         self.n + 1
     }
+
+    /// Check that the block, at byte `pos` after `before` values of the stream, holds no
+    /// more values than remain of the stream's `count`.
+    #[inline(always)]
+    fn check_fits(&self, pos: usize, before: usize, count: usize, what: &str) -> Result<()> {
+        let remain = count.saturating_sub(before);
+        if self.values() > remain {
+            return Err(corrupt(
+                what,
+                format!("block at byte {pos} holds {} values but only {remain} of {count} remain", self.values()),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Decode the blocks in `data[start..]`, passing every value through `map` into `out`.
@@ -156,27 +170,15 @@ fn decode_blocks<T: PackedInt, O, F: FnMut(T) -> O>(
         _ => usize::MAX,
     };
     while pos < data.len() && produced < stop {
-        let Block {
-            n,
-            w,
-            min_delta,
-            first,
-            body: body_start,
-            end,
-        } = Block::<T>::parse(data, pos, what)?;
+        let block = Block::<T>::parse(data, pos, what)?;
+        let Block { n, w, min_delta, first, body: body_start, end } = block;
         // The packed deltas; unpacking may look at the bytes after them (never beyond the
         // stream), which keeps the word loads on the fast path.
         let body = data.get(body_start..).unwrap_or(&[]);
         let values = n + 1;
         match limit {
-            Limit::Count(count) | Limit::Prefix { count, .. } if values > count - produced => {
-                return Err(corrupt(
-                    what,
-                    format!(
-                        "block at byte {pos} holds {values} values but only {} of {count} remain",
-                        count - produced
-                    ),
-                ));
+            Limit::Count(count) | Limit::Prefix { count, .. } => {
+                block.check_fits(pos, produced, count, what)?
             }
             Limit::Max(max) if values > max - produced => {
                 return Err(TsFileError::LimitExceeded {
@@ -227,16 +229,7 @@ fn skip_blocks<T: PackedInt>(
     let (mut pos, mut index) = (0usize, 0usize);
     while pos < data.len() {
         let b = Block::<T>::parse(data, pos, what)?;
-        if b.values() > count - index {
-            return Err(corrupt(
-                what,
-                format!(
-                    "block at byte {pos} holds {} values but only {} of {count} remain",
-                    b.values(),
-                    count - index
-                ),
-            ));
-        }
+        b.check_fits(pos, index, count, what)?;
         if index + b.values() > start {
             break;
         }
@@ -341,16 +334,7 @@ pub fn decode_time_window(
     let (mut pos, mut index) = (0usize, 0usize);
     while pos < data.len() {
         let b = Block::<i64>::parse(data, pos, WHAT)?;
-        if b.values() > count - index {
-            return Err(corrupt(
-                WHAT,
-                format!(
-                    "block at byte {pos} holds {} values but only {} of {count} remain",
-                    b.values(),
-                    count - index
-                ),
-            ));
-        }
+        b.check_fits(pos, index, count, WHAT)?;
         if let Some((p, ppos, pindex)) = prev {
             if b.first <= p.first {
                 return Err(corrupt(
