@@ -183,12 +183,23 @@ fn decode_words_upto<const W: u32, T, F: Fn(u64) -> T>(
     let mut value = take(data, 0, W);
     if stop > 0 {
         out.push(conv(value));
-        for i in 1..stop {
-            value = next_word::<W>(data, &mut pos, value, &mut win, what)?;
-            if pos > nbits {
-                return Err(truncated(what, i, pos, nbits));
+        // Words are decoded into a small local array and appended a run at a time: the loop
+        // then keeps its state in registers instead of updating the vector's length per
+        // value, and the stream's end is checked once per run (bits past it read as zero).
+        let mut run = [0u64; RUN];
+        let mut i = 1;
+        while i < stop {
+            let n = (stop - i).min(RUN);
+            let start = (pos, value, win);
+            for slot in &mut run[..n] {
+                value = next_word::<W>(data, &mut pos, value, &mut win, what)?;
+                *slot = value;
             }
-            out.push(conv(value));
+            if pos > nbits {
+                return Err(first_truncated::<W>(data, start, i, nbits, what));
+            }
+            out.extend(run[..n].iter().map(|&w| conv(w)));
+            i += n;
         }
     }
     if stop < count {
@@ -204,6 +215,33 @@ fn decode_words_upto<const W: u32, T, F: Fn(u64) -> T>(
         return Err(bad_marker(what, count, value, marker, pos));
     }
     check_end(data, pos, what, true)
+}
+
+/// Values decoded between two checks of the stream's end.
+const RUN: usize = 64;
+
+/// The truncation error of a run that read past the end of the stream: decode the run again
+/// from its start (`pos`, previous value, window) to name the first value that did.
+#[cold]
+#[inline(never)]
+fn first_truncated<const W: u32>(
+    data: &[u8],
+    (mut pos, mut value, mut win): (usize, u64, Window),
+    first: usize,
+    nbits: usize,
+    what: &'static str,
+) -> TsFileError {
+    let mut i = first;
+    loop {
+        match next_word::<W>(data, &mut pos, value, &mut win, what) {
+            Err(e) => return e,
+            Ok(v) => value = v,
+        }
+        if pos > nbits {
+            return truncated(what, i, pos, nbits);
+        }
+        i += 1;
+    }
 }
 
 /// Decode the word that follows `prev`, starting at bit `*pos`; bits past the end of `data`
