@@ -56,8 +56,8 @@ pub fn decompress(codec: Compression, input: &[u8], uncompressed_size: usize) ->
     Ok(out)
 }
 
-/// Decompress one page's stored bytes into `out`, which is cleared first and on success holds
-/// exactly `uncompressed_size` bytes.
+/// Decompress one page's stored bytes into `out`, replacing what it holds: on success it
+/// holds exactly `uncompressed_size` bytes.
 ///
 /// The buffer's capacity is reused, so decoding many pages through one `Vec` allocates only
 /// when a page is larger than every previous one. On error `out` is left empty.
@@ -67,9 +67,9 @@ pub fn decompress_into(
     uncompressed_size: usize,
     out: &mut Vec<u8>,
 ) -> Result<()> {
-    out.clear();
     let n = uncompressed_size;
     let result = if n == 0 && input.is_empty() {
+        out.clear();
         Ok(())
     } else {
         match codec {
@@ -122,9 +122,13 @@ fn check_expansion(input_len: usize, n: usize, max_ratio: usize) -> CodecResult 
     Ok(())
 }
 
-/// Resize `out` to `n` zero bytes (reusing its capacity) and return it as a slice.
-fn zeroed(out: &mut Vec<u8>, n: usize) -> &mut [u8] {
-    out.clear();
+/// Make `out` `n` bytes long (reusing its capacity) and return it as the slice a codec
+/// writes into. Only bytes beyond the old length are zeroed: what an earlier page left is
+/// overwritten, since [`decompress_into`] accepts only a result of exactly `n` written bytes
+/// and every codec here writes its output front to back and refuses back-references before
+/// the start of the output.
+fn sized(out: &mut Vec<u8>, n: usize) -> &mut [u8] {
+    out.truncate(n);
     out.resize(n, 0);
     out.as_mut_slice()
 }
@@ -136,6 +140,7 @@ fn uncompressed(input: &[u8], n: usize, out: &mut Vec<u8>) -> CodecResult {
             input.len()
         ));
     }
+    out.clear();
     out.extend_from_slice(input);
     Ok(())
 }
@@ -148,7 +153,7 @@ fn snappy(input: &[u8], n: usize, out: &mut Vec<u8>) -> CodecResult {
             "snappy block declares {declared} bytes, page declares {n}"
         ));
     }
-    let buf = zeroed(out, n);
+    let buf = sized(out, n);
     let written = snap::raw::Decoder::new()
         .decompress(input, buf)
         .map_err(|e| e.to_string())?;
@@ -209,7 +214,7 @@ const LZ4_MAX_RATIO: usize = 255;
 
 fn lz4(input: &[u8], n: usize, out: &mut Vec<u8>) -> CodecResult {
     check_expansion(input.len(), n, LZ4_MAX_RATIO)?;
-    let buf = zeroed(out, n);
+    let buf = sized(out, n);
     let written = lz4_flex::block::decompress_into(input, buf).map_err(|e| e.to_string())?;
     out.truncate(written);
     Ok(())
@@ -236,7 +241,7 @@ fn zstd(input: &[u8], n: usize, out: &mut Vec<u8>) -> CodecResult {
         Ok(_) => {}
         Err(_) => return Err("not a zstd frame (bad magic or truncated frame header)".to_string()),
     }
-    let buf = zeroed(out, n);
+    let buf = sized(out, n);
     // The bulk API decodes into the fixed-size buffer and fails if the frame needs more room.
     let written = ZSTD_DECOMPRESSOR.with(|cell| -> std::result::Result<usize, String> {
         let mut slot = cell.try_borrow_mut().map_err(|e| e.to_string())?;
@@ -261,6 +266,7 @@ fn lzma2(input: &[u8], n: usize, out: &mut Vec<u8>) -> CodecResult {
             "xz stream declares {total} bytes, page declares {n}"
         ));
     }
+    out.clear();
     out.reserve(n);
     let mut sink = BoundedWriter { out, limit: n };
     let mut reader = input;
@@ -426,7 +432,7 @@ const LZO_MAX_RATIO: usize = 255;
 
 fn lzo(input: &[u8], n: usize, out: &mut Vec<u8>) -> CodecResult {
     check_expansion(input.len(), n, LZO_MAX_RATIO)?;
-    let buf = zeroed(out, n);
+    let buf = sized(out, n);
     let written = lzo1x_decompress(input, buf)?;
     out.truncate(written);
     Ok(())
@@ -830,6 +836,26 @@ mod tests {
             assert_eq!(out, small, "{codec}");
             assert_eq!(out.capacity(), capacity, "{codec}: buffer was reallocated");
             assert_eq!(out.as_ptr(), ptr, "{codec}: buffer was reallocated");
+        }
+    }
+
+    #[test]
+    fn test_decompress_into_overwrites_stale_bytes() {
+        // A reused buffer still holds an earlier page: a result must never show those bytes,
+        // whether the new page is shorter, longer or declares more than its stream holds.
+        for codec in ALL {
+            for len in [1usize, 999, 5000] {
+                let data = sample(len);
+                let packed = compress(codec, &data);
+                for stale_len in [0usize, len / 2, len, len + 777] {
+                    let mut out = vec![0xA5u8; stale_len];
+                    decompress_into(codec, &packed, len, &mut out).unwrap();
+                    assert_eq!(out, data, "{codec} len {len} over {stale_len} stale bytes");
+                    let mut out = vec![0xA5u8; stale_len + 64];
+                    assert!(decompress_into(codec, &packed, len + 1, &mut out).is_err(), "{codec}");
+                    assert!(out.is_empty(), "{codec}: stale bytes left after an error");
+                }
+            }
         }
     }
 
