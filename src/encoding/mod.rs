@@ -344,12 +344,16 @@ pub(crate) fn check_longest_since(out: &BinaryValues, first: usize, opts: &Decod
 /// Decode a whole time stream (INT64 timestamps) whose value count is not known in advance:
 /// the count is derived from the stream itself. Supported for PLAIN (length / 8) and
 /// TS_2DIFF (blocks until the end); other encodings need a count, use [`decode_i64`].
+///
+/// Returns `true` when the stream's structure already shows the timestamps strictly ascend
+/// (TS_2DIFF block headers: [`ts2diff::ascending_by_headers`]); `false` means unknown, so a
+/// reader that requires ascending timestamps compares them itself.
 pub fn decode_time(
     encoding: Encoding,
     data: &[u8],
     out: &mut Vec<i64>,
     opts: &DecodeOptions,
-) -> Result<()> {
+) -> Result<bool> {
     match encoding {
         Encoding::Plain => {
             if !data.len().is_multiple_of(8) {
@@ -361,9 +365,14 @@ pub fn decode_time(
             }
             let n = data.len() / 8;
             check_count(n, 64, opts, "time")?;
-            plain::decode_i64(data, n, out)
+            plain::decode_i64(data, n, out)?;
+            Ok(false)
         }
-        Encoding::Ts2Diff => ts2diff::decode_i64_to_end(data, out, opts.max_page_values),
+        Encoding::Ts2Diff => {
+            let start = out.len();
+            ts2diff::decode_i64_to_end(data, out, opts.max_page_values)?;
+            Ok(ts2diff::ascending_by_headers(data, out.get(start..).unwrap_or(&[])))
+        }
         e => Err(TsFileError::unsupported(format!(
             "time stream encoding {e} without a known value count"
         ))),

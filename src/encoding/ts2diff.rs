@@ -425,6 +425,34 @@ pub fn decode_i64_to_end(data: &[u8], out: &mut Vec<i64>, max_values: usize) -> 
     Ok(())
 }
 
+/// Whether the block headers of a decoded INT64 stream alone show that its `values` strictly
+/// ascend, without looking at every value: in each block with deltas the smallest is at
+/// least 1 and even the largest possible deltas cannot carry the block past `i64::MAX`, and each
+/// block starts above the last value of the block before. `false` means unknown (a
+/// writer's blocks with a negative or zero delta, or a stream that does not match
+/// `values`): compare the values themselves.
+pub fn ascending_by_headers(data: &[u8], values: &[i64]) -> bool {
+    let (mut pos, mut index) = (0usize, 0usize);
+    let mut last: Option<i64> = None;
+    while pos < data.len() {
+        let Ok(b) = Block::<i64>::parse(data, pos, "TS_2DIFF time stream") else {
+            return false;
+        };
+        if values.get(index) != Some(&b.first) || last.is_some_and(|l| b.first <= l) {
+            return false;
+        }
+        let widest = (1i128 << b.w) - 1;
+        let top = i128::from(b.first) + b.n as i128 * (i128::from(b.min_delta) + widest);
+        if (b.n > 0 && b.min_delta < 1) || top > i128::from(i64::MAX) {
+            return false;
+        }
+        index += b.values();
+        last = values.get(index - 1).copied();
+        pos = b.end;
+    }
+    index == values.len()
+}
+
 fn decode_float<F: ScaledFloat>(
     data: &[u8],
     count: usize,
@@ -770,7 +798,11 @@ mod tests {
 
     fn times(data: &[u8], max: usize) -> Result<Vec<i64>> {
         let mut v = Vec::new();
-        decode_i64_to_end(data, &mut v, max).map(|_| v)
+        decode_i64_to_end(data, &mut v, max)?;
+        if ascending_by_headers(data, &v) {
+            assert!(v.windows(2).all(|w| w[0] < w[1]), "not ascending: {v:?}");
+        }
+        Ok(v)
     }
 
     fn detail(e: &TsFileError) -> String {
@@ -795,6 +827,46 @@ mod tests {
         let bytes = h("00000003 00000003 ffffffffffffffff 0000000000000064 9c 00");
         assert_eq!(i64s(&bytes, 4).unwrap(), vec![100, 103, 109, 108]);
         assert_eq!(encode::i64(&[100, 103, 109, 108]), bytes);
+    }
+
+    #[test]
+    fn test_ascending_by_headers() {
+        let mut v = Vec::new();
+        let mut check = |values: &[i64], block: usize| {
+            let data = encode::i64_blocks(values, block);
+            v.clear();
+            decode_i64_to_end(&data, &mut v, usize::MAX).unwrap();
+            assert_eq!(v, values);
+            ascending_by_headers(&data, &v)
+        };
+        let clock: Vec<i64> = (0..1000).map(|i| 1_700_000_000_000 + i * 1000 + (i * 37) % 500).collect();
+        for block in [1, 2, 7, 128, 1000] {
+            assert!(check(&clock, block), "block {block}");
+            // Huge deltas: the bound (every delta as large as the width allows) holds for
+            // one delta per block only; beyond that the answer is "unknown".
+            assert_eq!(check(&[i64::MIN, -1, 0, i64::MAX], block), block == 1, "extremes, block {block}");
+            assert!(check(&clock[..1], block));
+            // A delta of 0, a step down, or a step down between blocks: not shown ascending.
+            for i in [1, 2, 7, 8, 500, 999] {
+                let mut equal = clock.clone();
+                equal[i] = equal[i - 1];
+                assert!(!check(&equal, block), "equal at {i}, block {block}");
+                let mut down = clock.clone();
+                down[i] = down[i - 1] - 1;
+                assert!(!check(&down, block), "down at {i}, block {block}");
+            }
+        }
+        // Deltas that wrap around i64 in the decoder's arithmetic are not taken as ascending.
+        let wrapping = encode::i64_blocks(&[i64::MAX - 1, i64::MAX, i64::MIN], 8);
+        v.clear();
+        decode_i64_to_end(&wrapping, &mut v, usize::MAX).unwrap();
+        assert!(!ascending_by_headers(&wrapping, &v));
+        // Values that are not what the stream holds, or an empty stream with values.
+        let data = encode::i64_blocks(&clock, 100);
+        assert!(!ascending_by_headers(&data, &clock[1..]));
+        assert!(!ascending_by_headers(&data, &clock[..999]));
+        assert!(!ascending_by_headers(&[], &clock[..1]));
+        assert!(ascending_by_headers(&[], &[]));
     }
 
     #[test]

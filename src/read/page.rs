@@ -131,7 +131,7 @@ pub fn split_nonaligned(payload: &[u8]) -> Result<(&[u8], &[u8])> {
 /// encodings need `count` (from page or chunk statistics). Timestamps must ascend.
 pub fn decode_times(encoding: Encoding, data: &[u8], count: Option<u64>, opts: &DecodeOptions, out: &mut Vec<i64>) -> Result<()> {
     out.clear();
-    match (encoding, count) {
+    let seen_ascending = match (encoding, count) {
         (Encoding::Plain | Encoding::Ts2Diff, Some(n)) => {
             // Stop decoding as soon as the stream holds more timestamps than the statistics
             // count: a corrupt stream never allocates beyond what the page claims.
@@ -152,11 +152,14 @@ pub fn decode_times(encoding: Encoding, data: &[u8], count: Option<u64>, opts: &
             }
         }
         (Encoding::Plain | Encoding::Ts2Diff, None) => encoding::decode_time(encoding, data, out, opts)?,
-        (e, Some(n)) => encoding::decode_i64(e, data, usize::try_from(n)?, out, opts)?,
+        (e, Some(n)) => {
+            encoding::decode_i64(e, data, usize::try_from(n)?, out, opts)?;
+            false
+        }
         (e, None) => {
             return Err(TsFileError::unsupported(format!("time stream encoding {e} in a page without statistics")))
         }
-    }
+    };
     if let Some(n) = count {
         if out.len() as u64 != n {
             return Err(TsFileError::corrupt(
@@ -169,7 +172,7 @@ pub fn decode_times(encoding: Encoding, data: &[u8], count: Option<u64>, opts: &
             ));
         }
     }
-    if !strictly_ascending(out) {
+    if !seen_ascending && !strictly_ascending(out) {
         return Err(not_ascending(encoding));
     }
     Ok(())
@@ -406,6 +409,45 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("(option max_page_values)"), "{e}");
+    }
+
+    #[test]
+    fn test_decode_times_requires_ascending_timestamps() {
+        use crate::encoding::{plain, ts2diff};
+        let opts = DecodeOptions::default();
+        let good: Vec<i64> = (0..300).map(|i| i * 7 - 1000).collect();
+        let mut bad_ones = Vec::new();
+        for i in [1, 5, 150, 299] {
+            let mut equal = good.clone();
+            equal[i] = equal[i - 1];
+            let mut down = good.clone();
+            down[i] = down[i - 1] - 3;
+            bad_ones.extend([equal, down]);
+        }
+        // The TS_2DIFF decoder checks as it goes (also across blocks), PLAIN afterwards; a
+        // first timestamp of i64::MIN is fine although the in-loop check cannot tell it.
+        let at_min: Vec<i64> = [i64::MIN, i64::MIN + 1, 0, i64::MAX].to_vec();
+        let mut out = Vec::new();
+        for (times, ok) in bad_ones.iter().map(|t| (t, false)).chain([(&good, true), (&at_min, true)]) {
+            let n = Some(times.len() as u64);
+            for (enc, data) in [
+                (Encoding::Ts2Diff, ts2diff::encode::i64(times)),
+                (Encoding::Ts2Diff, ts2diff::encode::i64_blocks(times, 3)),
+                (Encoding::Plain, plain::encode::i64(times)),
+            ] {
+                let r = decode_times(enc, &data, n, &opts, &mut out);
+                match r {
+                    Ok(()) => {
+                        assert!(ok, "{enc:?} accepted {times:?}");
+                        assert_eq!(&out, times);
+                    }
+                    Err(e) => {
+                        assert!(!ok, "{enc:?} refused {times:?}: {e}");
+                        assert!(e.to_string().contains("not strictly ascending"), "{e}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
