@@ -88,7 +88,7 @@ cargo run --release --features parquet --example compare -- --data bench-data --
 cargo run --release --features parquet --example compare -- --data bench-data --rss-scan M --partitions 1,2
 # diagnosis (nothing written): EXPLAIN ANALYZE of every workload on both tables; one query in a fresh process
 cargo run --release --features parquet --example compare -- --data bench-data --sizes M --partitions 1 --explain
-perf record -g target/bench/release/examples/compare --data bench-data --rss-child M --system ts --partitions 1 --sql "SELECT time, temperature FROM ts"
+perf record --call-graph dwarf target/bench/release/examples/compare --data bench-data --rss-child M --system ts --partitions 1 --repeat 10 --sql "SELECT time, temperature FROM ts"
 ```
 
 ## Method
@@ -136,6 +136,7 @@ struct Args {
     rss_child: Option<String>,
     system: String,
     sql: Option<String>,
+    repeat: usize,
     explain: bool,
 }
 
@@ -153,6 +154,7 @@ fn parse_args() -> BoxResult<Args> {
         rss_child: None,
         system: "ts".into(),
         sql: None,
+        repeat: 1,
         explain: false,
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
@@ -174,6 +176,7 @@ fn parse_args() -> BoxResult<Args> {
             "--rss-child" => a.rss_child = Some(value()?),
             "--system" => a.system = value()?,
             "--sql" => a.sql = Some(value()?),
+            "--repeat" => a.repeat = value()?.parse()?,
             "--no-md" => {
                 a.md = None;
                 i += 1;
@@ -188,7 +191,7 @@ fn parse_args() -> BoxResult<Args> {
                 println!(
                     "compare [--data DIR] [--sizes S,M] [--partitions 1,2] [--runs 5] [--warmup 1] \
                      [--workloads w1,w2] [--time-unit ms|raw] [--md BENCHMARKS.md | --no-md] \
-                     [--rss-scan SIZE] [--explain] [--rss-child SIZE --system ts|pq [--sql Q]]\nworkloads: {}",
+                     [--rss-scan SIZE] [--explain] [--rss-child SIZE --system ts|pq [--sql Q] [--repeat N]]\nworkloads: {}",
                     WORKLOADS.iter().map(|(w, _)| *w).collect::<Vec<_>>().join(",")
                 );
                 std::process::exit(0);
@@ -952,18 +955,22 @@ async fn rss_child(size: &str, args: &Args) -> BoxResult<()> {
     let system = args.system.as_str();
     let ctx = make_context(&ds, p, args.time_unit, &[system]).await?;
     let setup_hwm = vm_hwm_mib();
-    let t0 = Instant::now();
     let sql = args.sql.clone().unwrap_or_else(|| format!("SELECT * FROM {system}"));
-    let df = ctx.sql(&sql).await?;
-    let task_ctx = Arc::new(df.task_ctx());
-    let plan = df.create_physical_plan().await?;
-    let mut stream = execute_stream(plan, task_ctx)?;
-    let (mut rows, mut batches) = (0usize, 0usize);
-    while let Some(b) = stream.next().await {
-        rows += b?.num_rows();
-        batches += 1;
+    // `--repeat N` runs the query N times in this process (a profile then shows the steady
+    // state, not start-up).
+    for _ in 0..args.repeat.max(1) {
+        let t0 = Instant::now();
+        let df = ctx.sql(&sql).await?;
+        let task_ctx = Arc::new(df.task_ctx());
+        let plan = df.create_physical_plan().await?;
+        let mut stream = execute_stream(plan, task_ctx)?;
+        let (mut rows, mut batches) = (0usize, 0usize);
+        while let Some(b) = stream.next().await {
+            rows += b?.num_rows();
+            batches += 1;
+        }
+        println!("rows={rows} batches={batches} seconds={:.3} setup_hwm_mib={setup_hwm:.1} hwm_mib={:.1}", t0.elapsed().as_secs_f64(), vm_hwm_mib());
     }
-    println!("rows={rows} batches={batches} seconds={:.3} setup_hwm_mib={setup_hwm:.1} hwm_mib={:.1}", t0.elapsed().as_secs_f64(), vm_hwm_mib());
     Ok(())
 }
 
