@@ -698,6 +698,37 @@ mod tests {
     }
 
     #[test]
+    fn test_decode_f64_truncation_names_the_first_value_past_the_end() {
+        // Values are decoded in runs and the end is checked once per run: the error must
+        // still name the first value that needs bits past the end, in any run.
+        let vals: Vec<f64> = (0..300).map(|i| ((i * 7919 % 1000) as f64 / 100.0).round() + (i as f64) * 0.01).collect();
+        let data = encode_f64(&vals);
+        let mut out = Vec::new();
+        for len in 9..data.len() - 1 {
+            let cut = &data[..len];
+            let err = dec_f64(cut, vals.len()).unwrap_err().to_string();
+            let index: usize = err
+                .split("value ")
+                .nth(1)
+                .and_then(|rest| rest.split(' ').next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("no value index in {err}"));
+            let mut fits = |n: usize| {
+                out.clear();
+                decode_f64_prefix(cut, vals.len(), n, &mut out).is_ok()
+            };
+            if index < vals.len() {
+                assert!(fits(index) && !fits(index + 1), "cut at {len}: {err}");
+            } else {
+                // The end marker ran past: every value but possibly the last fits (a prefix
+                // of all `count` values is the whole decode, marker included).
+                assert_eq!(index, vals.len(), "cut at {len}: {err}");
+                assert!(fits(vals.len() - 1), "cut at {len}: {err}");
+            }
+        }
+    }
+
+    #[test]
     fn test_decode_f64_huge_count_small_input() {
         let data = encode_f64(&[1.0]);
         let mut out = Vec::new();
