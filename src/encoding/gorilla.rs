@@ -231,8 +231,7 @@ fn first_truncated<const W: u32>(
     nbits: usize,
     what: &'static str,
 ) -> TsFileError {
-    let mut i = first;
-    loop {
+    for i in first..first + RUN {
         match next_word::<W>(data, &mut pos, value, &mut win, what) {
             Err(e) => return e,
             Ok(v) => value = v,
@@ -240,8 +239,9 @@ fn first_truncated<const W: u32>(
         if pos > nbits {
             return truncated(what, i, pos, nbits);
         }
-        i += 1;
     }
+    // Not reached: the run being decoded again is the one that ran past the end.
+    truncated(what, first, pos, nbits)
 }
 
 /// Decode the word that follows `prev`, starting at bit `*pos`; bits past the end of `data`

@@ -427,10 +427,10 @@ pub fn decode_i64_to_end(data: &[u8], out: &mut Vec<i64>, max_values: usize) -> 
 
 /// Whether the block headers of a decoded INT64 stream alone show that its `values` strictly
 /// ascend, without looking at every value: in each block with deltas the smallest is at
-/// least 1 and even the largest possible deltas cannot carry the block past `i64::MAX`, and each
-/// block starts above the last value of the block before. `false` means unknown (a
-/// writer's blocks with a negative or zero delta, or a stream that does not match
-/// `values`): compare the values themselves.
+/// least 1 and even the largest deltas its bit width allows cannot carry the block past
+/// `i64::MAX`, and each block starts above the last value of the block before. `false`
+/// means unknown (a block with a delta below 1, deltas too wide for the bound, or a stream
+/// that does not match `values`): compare the values themselves.
 pub fn ascending_by_headers(data: &[u8], values: &[i64]) -> bool {
     let (mut pos, mut index) = (0usize, 0usize);
     let mut last: Option<i64> = None;
