@@ -11,7 +11,7 @@ use crate::error::{Result, ResultExt, TsFileError};
 use crate::format::chunk::{PageIter, RawPage};
 use crate::format::{ByteSource, ChunkMetadata, FileReader, Statistics, TimeseriesMetadata, TsDataType};
 use crate::read::column::ColumnBuilder;
-use crate::read::page::{decode_time_window, payload, split_value_page, PageBuffers, PageCodec};
+use crate::read::page::{decode_time_window, move_times, payload, split_value_page, PageBuffers, PageCodec};
 use crate::read::{DecodeBudget, ReadOptions};
 
 /// The chunks of one chunk group of an aligned device.
@@ -223,7 +223,7 @@ fn read_chunk_group_with<S: ByteSource>(
     let encoding = h.encoding()?;
     let codec = PageCodec::new(file, h).with_context(|| format!("time chunk at offset {}", h.offset))?;
     let mut plans = Vec::with_capacity(time_pages.len());
-    let mut page_times = Vec::new();
+    let mut page_times = bufs.take_times();
     for (i, ((page, stats), k)) in time_pages.iter().zip(&time_stats).zip(&keep).enumerate() {
         if !*k {
             plans.push(PagePlan::Skip);
@@ -239,14 +239,12 @@ fn read_chunk_group_with<S: ByteSource>(
             Ok(keep)
         })();
         let keep = r.with_context(|| format!("time chunk at offset {}, page {i} at offset {}", h.offset, page.header.offset))?;
-        if out.times.is_empty() {
-            // The first kept page (often the only one) moves instead of being copied.
-            std::mem::swap(&mut out.times, &mut page_times);
-        } else {
-            out.times.extend_from_slice(&page_times);
-        }
+        // The first kept page (often the only one) moves instead of being copied when most of
+        // it is kept.
+        move_times(&mut page_times, &mut out.times);
         plans.push(PagePlan::Keep { rows: usize::try_from(stats.count)?, keep });
     }
+    bufs.put_times(page_times);
     let kept = out.times.len();
     // Decode the value pages of the kept time pages.
     for ((pages, vc), builder) in value_pages.iter().zip(&value_chunks).zip(out.columns.iter_mut()) {

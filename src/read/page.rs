@@ -51,11 +51,14 @@ impl<'c> PageCodec<'c> {
     }
 }
 
-/// Reusable buffers of [`payload`]: decrypted and decompressed bytes.
+/// Reusable buffers of [`payload`] (decrypted and decompressed bytes) and of a time page's
+/// timestamps when only some of them are kept.
 #[derive(Debug, Default)]
 pub struct PageBuffers {
     decrypted: Vec<u8>,
     payload: Vec<u8>,
+    /// Timestamps of the page being decoded; see [`PageBuffers::take_times`].
+    times: Vec<i64>,
 }
 
 /// Buffers above this size are not kept for the next chunk group of the thread.
@@ -75,7 +78,8 @@ impl PageBuffers {
         REUSED.with(|cell| match cell.try_borrow_mut() {
             Ok(mut bufs) => {
                 let r = f(&mut bufs);
-                if bufs.payload.capacity().max(bufs.decrypted.capacity()) > REUSED_BUFFER_LIMIT {
+                let times = bufs.times.capacity().saturating_mul(8);
+                if bufs.payload.capacity().max(bufs.decrypted.capacity()).max(times) > REUSED_BUFFER_LIMIT {
                     *bufs = PageBuffers::default();
                 }
                 r
@@ -83,6 +87,37 @@ impl PageBuffers {
             Err(_) => f(&mut PageBuffers::default()),
         })
     }
+
+    /// The thread's buffer for a time page's timestamps, emptied (taken out so that it can be
+    /// filled while a payload borrowed from the other buffers is read); give it back with
+    /// [`PageBuffers::put_times`].
+    pub fn take_times(&mut self) -> Vec<i64> {
+        let mut t = std::mem::take(&mut self.times);
+        t.clear();
+        t
+    }
+
+    /// Keep `times` for the next chunk group (when larger than the buffer held).
+    pub fn put_times(&mut self, times: Vec<i64>) {
+        if times.capacity() > self.times.capacity() {
+            self.times = times;
+        }
+    }
+}
+
+/// Move a page's decoded timestamps from `page_times` to `out`, leaving `page_times` empty
+/// for the next page. A buffer mostly filled is moved whole into an empty `out` (no copy;
+/// `page_times` starts over without capacity); otherwise the timestamps are copied, so that
+/// `out` does not hold a whole page's capacity for a few rows (a narrow time range keeps
+/// about 1% of every page, and `out` becomes an Arrow buffer that lives as long as its
+/// batch) and `page_times` keeps its capacity.
+pub fn move_times(page_times: &mut Vec<i64>, out: &mut Vec<i64>) {
+    if out.is_empty() && page_times.len() >= page_times.capacity() / 2 {
+        std::mem::swap(out, page_times);
+    } else {
+        out.extend_from_slice(page_times);
+    }
+    page_times.clear();
 }
 
 /// The decrypted and decompressed payload of page `index` (0-based within its chunk) —
@@ -97,7 +132,7 @@ pub fn payload<'a>(codec: &PageCodec<'_>, index: usize, page: &RawPage<'a>, bufs
             limit: opts.max_page_bytes as u64,
         });
     }
-    let PageBuffers { decrypted, payload } = bufs;
+    let PageBuffers { decrypted, payload, .. } = bufs;
     let (stored, decryptor): (&'a [u8], _) = match &codec.decryptor {
         Some(d) if d.decrypt_page(codec.chunk, index, &page.header, page.data, decrypted)? => (decrypted.as_slice(), Some(d)),
         _ => (page.data, None),
@@ -275,6 +310,32 @@ mod tests {
         assert_eq!(t, &[1, 2]);
         assert_eq!(v, &[9]);
         assert!(split_nonaligned(&[0x08, 1]).is_err());
+    }
+
+    #[test]
+    fn test_move_times_moves_full_pages_and_copies_narrow_windows() {
+        // A page mostly kept moves into an empty output without a copy.
+        let mut page: Vec<i64> = Vec::with_capacity(1000);
+        page.extend(0..1000);
+        let ptr = page.as_ptr();
+        let mut out = Vec::new();
+        move_times(&mut page, &mut out);
+        assert_eq!((out.len(), out.as_ptr()), (1000, ptr));
+        assert!(page.is_empty());
+        // A second page appends by copy.
+        page.extend(1000..1600);
+        move_times(&mut page, &mut out);
+        assert_eq!(out, (0..1600).collect::<Vec<i64>>());
+        assert!(page.is_empty() && page.capacity() >= 600);
+        // A narrow window is copied into an exactly sized output; the page buffer keeps its
+        // capacity for the next page.
+        let mut page: Vec<i64> = Vec::with_capacity(1000);
+        page.extend(500..510);
+        let mut out = Vec::new();
+        move_times(&mut page, &mut out);
+        assert_eq!(out, (500..510).collect::<Vec<i64>>());
+        assert_eq!(out.capacity(), 10);
+        assert!(page.is_empty() && page.capacity() == 1000);
     }
 
     #[test]

@@ -100,6 +100,16 @@ fn test_sample_filters_agree() {
     assert_eq!(got, want);
     assert!(want > 0 && want < all.iter().map(|b| b.num_rows()).sum::<usize>());
     assert!(ranged.iter().all(|b| b.num_rows() <= 1000 && b.num_columns() == 1));
+    // The kept timestamps are copied out of their pages: a batch does not hold a whole page's
+    // buffer for the few rows of a narrow range.
+    let narrow = read_all(&file, TableRead::default().with_projection(["time"]).with_time_range(lo, lo + 60_000));
+    let rows: usize = narrow.iter().map(|b| b.num_rows()).sum();
+    assert!(rows > 0 && rows < want / 10, "{rows}");
+    for b in &narrow {
+        // One batch per device (fewer rows than the batch size), not sliced.
+        let held: usize = b.column(0).to_data().buffers().iter().map(|b| b.capacity()).sum();
+        assert!(held <= 16 * b.num_rows() + 64, "{held} bytes of timestamps held for {} rows", b.num_rows());
+    }
 
     let dev = file.devices("weather").unwrap()[7].clone();
     let one = read_all(&file, TableRead::default().with_devices(vec![dev.clone()]).with_projection(["device", "time"]));
