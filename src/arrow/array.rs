@@ -31,16 +31,51 @@ fn int64_as(values: ScalarBuffer<i64>, nulls: Option<NullBuffer>, unit: TimeUnit
 
 /// A TAG column of `rows` rows all holding `value` (null when `None`), as a dictionary.
 pub fn tag_array(value: Option<&str>, rows: usize) -> ArrayRef {
-    let keys = match value {
-        Some(_) => arrow_array::PrimitiveArray::<Int32Type>::new(vec![0i32; rows].into(), None),
-        None => arrow_array::PrimitiveArray::<Int32Type>::new_null(rows),
+    let Some(value) = value else {
+        let keys = arrow_array::PrimitiveArray::<Int32Type>::new_null(rows);
+        let values: ArrayRef = Arc::new(StringArray::from_iter_values(None::<&str>));
+        return match DictionaryArray::<Int32Type>::try_new(keys, values) {
+            Ok(d) => Arc::new(d),
+            Err(_) => Arc::new(DictionaryArray::<Int32Type>::from_iter(std::iter::repeat_n(None::<&str>, rows))),
+        };
     };
-    let values: ArrayRef = Arc::new(StringArray::from_iter_values(value));
-    // Keys are all 0 and the dictionary has one entry (or none with all-null keys).
-    match DictionaryArray::<Int32Type>::try_new(keys, values) {
-        Ok(d) => Arc::new(d),
-        Err(_) => Arc::new(DictionaryArray::<Int32Type>::from_iter(std::iter::repeat_n(value, rows))),
+    let values: ArrayRef = Arc::new(StringArray::from_iter_values([value]));
+    // All keys are 0: a slice of the thread's validated all-zero keys takes the one value
+    // without checking every key again (a scan builds such a column per device and tag).
+    match zero_keys(rows) {
+        Some(zeros) => Arc::new(zeros.slice(0, rows).with_values(values)),
+        None => Arc::new(DictionaryArray::<Int32Type>::from_iter(std::iter::repeat_n(Some(value), rows))),
     }
+}
+
+/// Longest all-zero key array kept per thread for [`tag_array`] (4 bytes a row).
+const MAX_CACHED_KEYS: usize = 1 << 20;
+
+thread_local! {
+    /// A dictionary of one empty string with all-zero keys: the longest built so far.
+    static ZERO_KEYS: std::cell::RefCell<Option<DictionaryArray<Int32Type>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// A dictionary of at least `rows` all-zero keys over one value, validated when built. The
+/// thread's is reused when at most twice as long (a slice holds the whole buffer, and memory
+/// accounting counts it), a longer one replaces it.
+fn zero_keys(rows: usize) -> Option<DictionaryArray<Int32Type>> {
+    let cached = ZERO_KEYS.with(|c| c.borrow().as_ref().filter(|d| d.len() >= rows && d.len() / 2 <= rows).cloned());
+    if cached.is_some() {
+        return cached;
+    }
+    let keys = arrow_array::PrimitiveArray::<Int32Type>::new(vec![0i32; rows].into(), None);
+    let values: ArrayRef = Arc::new(StringArray::from_iter_values([""]));
+    let d = DictionaryArray::<Int32Type>::try_new(keys, values).ok()?;
+    if rows <= MAX_CACHED_KEYS {
+        ZERO_KEYS.with(|c| {
+            let mut c = c.borrow_mut();
+            if c.as_ref().is_none_or(|k| k.len() < rows) {
+                *c = Some(d.clone());
+            }
+        });
+    }
+    Some(d)
 }
 
 /// A column of `rows` nulls of type Utf8 (ATTRIBUTE columns).
@@ -139,7 +174,6 @@ pub fn build_array(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arrow_array::Array;
 
     #[test]
     fn test_date_to_days() {
@@ -157,11 +191,25 @@ mod tests {
 
     #[test]
     fn test_tag_array_value_and_null() {
-        let a = tag_array(Some("x"), 3);
-        assert_eq!(a.len(), 3);
-        assert_eq!(a.null_count(), 0);
+        use arrow_array::cast::AsArray;
+        use arrow_array::Array;
+        // Lengths that build, reuse (at most twice as long) and replace the thread's keys.
+        for (value, rows) in [("x", 3), ("yy", 8192), ("z", 10_000), ("u", 5_000), ("t", 4_999), ("w", 0), ("v", 1)] {
+            let a = tag_array(Some(value), rows);
+            assert_eq!((a.len(), a.null_count()), (rows, 0));
+            let d = a.as_dictionary::<Int32Type>();
+            assert_eq!(d.values().len(), 1);
+            assert_eq!(d.values().as_string::<i32>().value(0), value);
+            assert!(d.keys().values().iter().all(|k| *k == 0));
+            assert_eq!(d.keys().values().len(), rows);
+            d.to_data().validate_full().unwrap();
+            // A short column holds no long buffer.
+            let held: usize = d.keys().to_data().buffers().iter().map(|b| b.capacity()).sum();
+            assert!(held <= 8 * rows.max(16), "{rows} rows hold {held} bytes of keys");
+        }
         let n = tag_array(None, 2);
-        assert_eq!(n.null_count(), 2);
+        assert_eq!((n.len(), n.null_count()), (2, 2));
+        n.to_data().validate_full().unwrap();
     }
 
     #[test]
