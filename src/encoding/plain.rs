@@ -246,11 +246,14 @@ fn decode_binary_upto(
     let wanted = stop - skip;
     out.offsets.reserve(wanted.min(data.len()));
     let value_bytes = data.len().saturating_sub(count);
-    out.data.reserve(if wanted >= count {
-        value_bytes
-    } else {
-        value_bytes / count.max(1) * wanted
-    });
+    // The values are a subset of the input: when the input fits after the values already held,
+    // so does every offset, and the per-value check of `BinaryValues::push` is not needed.
+    let fits = out.data.len().saturating_add(data.len()) <= i32::MAX as usize;
+    // Short values are copied as a fixed 16-byte block (one vector move instead of a call to
+    // memcpy per value) and the vector cut back to the value; the block may reach 16 bytes
+    // past the last value's end, hence the extra reservation.
+    let share = if wanted >= count { value_bytes } else { value_bytes / count.max(1) * wanted };
+    out.data.reserve(share + if fits { SHORT } else { 0 });
     let mut pos = 0usize;
     for i in 0..stop {
         let (len, start) = read_varint(data, pos)
@@ -258,7 +261,7 @@ fn decode_binary_upto(
         let Ok(len) = usize::try_from(len) else {
             return Err(corrupt(WHAT, format!("value {i} at byte {pos}: negative length {len}")));
         };
-        let Some(bytes) = start.checked_add(len).and_then(|end| data.get(start..end)) else {
+        let Some(end) = start.checked_add(len).filter(|&end| end <= data.len()) else {
             return Err(corrupt(
                 WHAT,
                 format!(
@@ -268,12 +271,28 @@ fn decode_binary_upto(
             ));
         };
         if i >= skip {
-            out.push(bytes)?;
+            if !fits {
+                out.push(data.get(start..end).unwrap_or(&[]))?;
+            } else {
+                let at = out.data.len();
+                match data.get(start..start + SHORT).and_then(|b| <&[u8; SHORT]>::try_from(b).ok()) {
+                    Some(block) if len <= SHORT => {
+                        out.data.extend_from_slice(block);
+                        out.data.truncate(at + len);
+                    }
+                    _ => out.data.extend_from_slice(data.get(start..end).unwrap_or(&[])),
+                }
+                // In range: checked by `fits` above.
+                out.offsets.push((at + len) as i32);
+            }
         }
-        pos = start + len;
+        pos = end;
     }
     Ok(pos)
 }
+
+/// Values up to this many bytes are copied as one fixed-size block.
+const SHORT: usize = 16;
 
 /// Test-only PLAIN encoders (feature `encoders`), the exact inverse of the decoders.
 #[cfg(any(test, feature = "encoders"))]
@@ -570,6 +589,37 @@ mod tests {
         decode_binary(&encode::binary(&[&b"a"[..], b"", b"bcd"]), 3, &mut v).unwrap();
         assert_eq!(v.offsets, vec![0, 2, 3, 3, 6]);
         assert_eq!(v.data, b"zzabcd");
+    }
+
+    #[test]
+    fn test_decode_binary_short_block_copies_at_every_length_and_position() {
+        // Lengths around the 16-byte block (0, 1, 15, 16, 17, 40), the last values ending
+        // less than 16 bytes before the end of the stream, windows starting anywhere.
+        let vals: Vec<Vec<u8>> = (0..60u8).map(|i| (0..[0, 1, 15, 16, 17, 40, 3][usize::from(i) % 7]).map(|j| i ^ j).collect()).collect();
+        let data = encode::binary(&vals);
+        let mut v = BinaryValues::new();
+        decode_binary(&data, vals.len(), &mut v).unwrap();
+        let got: Vec<Vec<u8>> = (0..v.len()).map(|i| v.get(i).unwrap().to_vec()).collect();
+        assert_eq!(got, vals);
+        // The block copies need no more room than the values and one block.
+        assert!(v.data.capacity() <= data.len() + SHORT, "{}", v.data.capacity());
+        for start in 0..vals.len() {
+            for end in [start, start + 1, (start + 7).min(vals.len()), vals.len()] {
+                let mut w = BinaryValues::new();
+                w.push(b"prefix").unwrap();
+                decode_binary_window(&data, vals.len(), start..end, &mut w).unwrap();
+                let got: Vec<Vec<u8>> = (1..w.len()).map(|i| w.get(i).unwrap().to_vec()).collect();
+                assert_eq!(got, vals[start..end], "{start}..{end}");
+                assert_eq!(w.get(0), Some(&b"prefix"[..]));
+            }
+        }
+        // One short value at the very end (no 16 bytes left after it) and alone.
+        for len in [0usize, 1, 5, 16] {
+            let one = vec![vec![7u8; len]];
+            let mut v = BinaryValues::new();
+            decode_binary(&encode::binary(&one), 1, &mut v).unwrap();
+            assert_eq!((v.offsets.clone(), v.data.clone()), (vec![0, len as i32], one[0].clone()));
+        }
     }
 
     #[test]
