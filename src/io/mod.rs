@@ -144,7 +144,7 @@ fn plan_requests(store: &Arc<dyn ObjectStore>, ranges: Vec<Range<u64>>) -> Vec<R
 /// is then read with one request per run of devices instead of one per chunk: on a local
 /// file that is one buffer instead of hundreds. Many small buffers cost more than the copied
 /// gap bytes: each one is zeroed, and glibc's allocator hands such buffers back to the kernel
-/// once freed, so the next run faults them in again (26% of all CPU samples of `one_field` on
+/// once freed, so the next run faults them in again (20-26% of all CPU samples of `one_field` on
 /// the benchmark dataset, M, in a process that reads only TsFiles). A sparse projection (a
 /// small column among large ones) keeps its separate reads.
 pub fn coalesce_dense(ranges: Vec<Range<u64>>, max_factor: u64, max_len: u64) -> Vec<Range<u64>> {
