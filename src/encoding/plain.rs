@@ -261,7 +261,7 @@ fn decode_binary_upto(
         let Ok(len) = usize::try_from(len) else {
             return Err(corrupt(WHAT, format!("value {i} at byte {pos}: negative length {len}")));
         };
-        let Some(end) = start.checked_add(len).filter(|&end| end <= data.len()) else {
+        let Some(bytes) = start.checked_add(len).and_then(|end| data.get(start..end)) else {
             return Err(corrupt(
                 WHAT,
                 format!(
@@ -272,7 +272,7 @@ fn decode_binary_upto(
         };
         if i >= skip {
             if !fits {
-                out.push(data.get(start..end).unwrap_or(&[]))?;
+                out.push(bytes)?;
             } else {
                 let at = out.data.len();
                 match data.get(start..start + SHORT).and_then(|b| <&[u8; SHORT]>::try_from(b).ok()) {
@@ -280,13 +280,13 @@ fn decode_binary_upto(
                         out.data.extend_from_slice(block);
                         out.data.truncate(at + len);
                     }
-                    _ => out.data.extend_from_slice(data.get(start..end).unwrap_or(&[])),
+                    _ => out.data.extend_from_slice(bytes),
                 }
                 // In range: checked by `fits` above.
                 out.offsets.push((at + len) as i32);
             }
         }
-        pos = end;
+        pos = start + len;
     }
     Ok(pos)
 }
