@@ -48,7 +48,8 @@ pub struct SqlArgs {
     #[arg(short = 'm', long, value_parser = |s: &str| parse_size(s, "memory pool size"))]
     memory_limit: Option<usize>,
 
-    /// Execute commands from file(s), then exit
+    /// Execute commands from file(s), then exit. Every statement runs even after one fails
+    /// (its error is printed); the exit code is 1 if any statement failed
     #[arg(short, long, num_args = 0.., value_parser = parse_valid_file)]
     file: Vec<String>,
 
@@ -183,6 +184,47 @@ fn runtime(args: &SqlArgs) -> Result<RuntimeEnvBuilder> {
     Ok(rt)
 }
 
+/// The statements of a script, as datafusion-cli splits them: lines starting with `--` or
+/// `#!` are skipped, a statement ends with a line ending in `;`, and what follows the last
+/// `;` is a statement too unless it is blank.
+pub fn script_statements(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut query = String::new();
+    for line in text.lines() {
+        if line.starts_with("#!") || line.starts_with("--") {
+            continue;
+        }
+        let line = line.trim_end();
+        query.push_str(line);
+        if line.ends_with(';') {
+            out.push(std::mem::take(&mut query));
+        } else {
+            query.push('\n');
+        }
+    }
+    if query.contains(|c| c != '\n') {
+        out.push(query);
+    }
+    out
+}
+
+/// Run the statements of `files` in order, printing each failure as datafusion-cli does and
+/// going on with the next statement; returns how many failed.
+async fn run_scripts(ctx: &SessionContext, files: &[String], print_options: &PrintOptions) -> Result<usize> {
+    let mut failed = 0;
+    for file in files {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| datafusion::error::DataFusionError::External(format!("cannot read '{file}': {e}").into()))?;
+        for statement in script_statements(&text) {
+            if let Err(e) = exec::exec_from_commands(ctx, vec![statement], print_options).await {
+                eprintln!("{}", with_hint(e.to_string()));
+                failed += 1;
+            }
+        }
+    }
+    Ok(failed)
+}
+
 /// Run `tsfile sql`.
 pub async fn run(args: SqlArgs) -> Result<(), String> {
     run_inner(args).await.map_err(|e| with_hint(e.to_string()))
@@ -244,10 +286,28 @@ async fn run_inner(args: SqlArgs) -> Result<()> {
             .map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)));
     }
     if !args.file.is_empty() {
-        exec::exec_from_files(&ctx, args.file, &print_options).await?;
+        let failed = run_scripts(&ctx, &args.file, &print_options).await?;
+        if failed > 0 {
+            let s = if failed == 1 { "" } else { "s" };
+            return Err(datafusion::error::DataFusionError::Execution(format!("{failed} statement{s} failed")));
+        }
     }
     if !args.command.is_empty() {
         exec::exec_from_commands(&ctx, args.command, &print_options).await?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::script_statements;
+
+    #[test]
+    fn test_script_statements_split_like_datafusion_cli() {
+        let s = script_statements("#!/usr/bin/env tsfile\n-- note\nSELECT 1;\nSELECT\n  2;  \n\n\nSELECT 3");
+        assert_eq!(s, ["SELECT 1;", "SELECT\n  2;", "\n\nSELECT 3\n"]);
+        assert!(script_statements("").is_empty());
+        assert!(script_statements("\n\n-- only a comment\n").is_empty());
+        assert_eq!(script_statements("SELECT 1;"), ["SELECT 1;"]);
+    }
 }

@@ -240,6 +240,28 @@ fn test_sql_errors_are_one_clear_line() {
 }
 
 #[test]
+fn test_sql_script_with_a_failing_statement_exits_non_zero() {
+    let dir = scratch("sqlscript");
+    let script = dir.join("q.sql");
+    // The failing statement is in the middle: the ones after it still run.
+    std::fs::write(
+        &script,
+        "-- a comment\nSELECT 1 AS a;\nSELECT * FROM 'no/such/file.tsfile';\nSELECT 2\n  AS b;\nSELECT 3 AS c",
+    )
+    .unwrap();
+    let (ok, out, err) = tsfile_in_root(&["sql", "-q", "--format", "csv", "-f", script.to_str().unwrap()]);
+    assert!(!ok, "a failed statement must fail the script: {out}");
+    assert_eq!(out.split_whitespace().collect::<Vec<_>>(), ["a", "1", "b", "2", "c", "3"], "{err}");
+    assert!(err.contains("file.tsfile"), "{err}");
+    assert!(err.lines().last().unwrap_or("").contains("1 statement failed"), "{err}");
+    // A script without failures exits 0.
+    std::fs::write(&script, "SELECT 1 AS a;\n").unwrap();
+    let (ok, _, err) = tsfile_in_root(&["sql", "-q", "-f", script.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
 fn test_export_to_parquet_reads_back_the_same_rows() {
     let facts = sample_facts();
     let dir = scratch("export");
