@@ -26,6 +26,7 @@ use aes_gcm::{Aes128Gcm, KeyInit, Nonce, Tag};
 use zeroize::Zeroizing;
 
 use crate::crypto::keys::{MasterKey, KEY_LEN};
+use crate::crypto::provider::{KeyProvider, PageAead};
 use crate::error::{Result, TsFileError};
 use crate::format::FileEncryptionHeader;
 
@@ -35,27 +36,6 @@ pub const AES_GCM_128_AES_WRAP_128_V1: &str = "AES_GCM_128_AES_WRAP_128_V1";
 pub const GCM_IV_LEN: usize = 12;
 /// GCM tag length of that profile.
 pub const GCM_TAG_LEN: usize = 16;
-
-/// A source of Page-AEAD data keys (a KMS client, a key file, the built-in KEK profile).
-pub trait KeyProvider: Send + Sync {
-    /// The provider id this object answers to (compared with the file header's).
-    fn provider_id(&self) -> &str;
-
-    /// Unwrap the data key of the file with this header and return the cipher of its
-    /// profile. An unknown profile, key id or version, or a key that does not unwrap,
-    /// is an error.
-    fn open_file(&self, header: &FileEncryptionHeader) -> Result<Box<dyn PageAead>>;
-}
-
-/// Authenticated decryption of page bodies under one file's data key.
-pub trait PageAead: Send + Sync {
-    /// Bytes a body holds beyond its plaintext (IV, tag, ...).
-    fn overhead(&self) -> usize;
-
-    /// Verify `body` against `aad` and write its plaintext to `out` (replacing its
-    /// contents). A failed verification is an error and leaves nothing usable in `out`.
-    fn open(&self, aad: &[u8], body: &[u8], out: &mut Vec<u8>) -> Result<()>;
-}
 
 /// The file-constant head of the version-2 associated data (everything before the ordinal).
 pub fn aad_prefix(h: &FileEncryptionHeader) -> Vec<u8> {

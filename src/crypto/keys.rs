@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use zeroize::Zeroizing;
 
-use crate::crypto::aead::KeyProvider;
+use crate::crypto::provider::KeyProvider;
 use crate::error::{Result, TsFileError};
 
 /// Length of a master key, a legacy data key and an AES-128 key-encryption key.

@@ -18,11 +18,13 @@
 pub mod aead;
 pub mod keys;
 pub mod legacy;
+pub mod provider;
 pub mod seal;
 
 use std::sync::Arc;
 
-pub use aead::{AesGcmKeyWrapProvider, KeyProvider, PageAead};
+pub use aead::AesGcmKeyWrapProvider;
+pub use provider::{KeyProvider, PageAead};
 pub use keys::{EncryptionKeys, MasterKey};
 pub use legacy::{LegacyAlgorithm, LegacyCipher};
 

@@ -83,7 +83,8 @@ pub fn encryption_header(provider: &str, profile: &str, key_id: &str, key_versio
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crypto::aead::{AesGcmKeyWrapProvider, KeyProvider};
+    use crate::crypto::aead::AesGcmKeyWrapProvider;
+    use crate::crypto::provider::KeyProvider;
     use crate::crypto::MasterKey;
     use crate::format::{Cursor, FileEncryptionHeader};
 

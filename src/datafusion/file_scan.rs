@@ -13,7 +13,7 @@ use object_store::path::Path;
 use object_store::ObjectStore;
 
 use crate::arrow::schema::TimeUnit;
-use crate::datafusion::format::df_err;
+use crate::datafusion::errors::df_err;
 use crate::datafusion::metadata::FileMeta;
 use crate::datafusion::metrics::TsFileScanMetrics;
 use crate::datafusion::options::TsFileReadOptions;

@@ -31,15 +31,10 @@ use crate::datafusion::options::TsFileReadOptions;
 use crate::datafusion::pruning::{column_roles, tag_column_stat, time_column_stat, value_column_stat, ColumnRole, ColumnStat};
 use crate::datafusion::source::TsFileSource;
 use crate::datafusion::tree::{tree_file_statistics, tree_schema};
-use crate::error::TsFileError;
+use crate::datafusion::errors::df_err;
 
 /// The file extension (without the dot).
 pub const TSFILE_EXTENSION: &str = "tsfile";
-
-/// Convert a crate error into a DataFusion error (keeping the message).
-pub fn df_err(e: TsFileError) -> DataFusionError {
-    DataFusionError::External(Box::new(e))
-}
 
 /// Factory registered for `STORED AS TSFILE`.
 #[derive(Debug, Default, Clone)]

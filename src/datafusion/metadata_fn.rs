@@ -38,7 +38,8 @@ use datafusion::physical_plan::ExecutionPlan;
 use futures::TryStreamExt;
 use object_store::{ObjectMeta, ObjectStore};
 
-use crate::datafusion::format::{df_err, TSFILE_EXTENSION};
+use crate::datafusion::errors::df_err;
+use crate::datafusion::format::TSFILE_EXTENSION;
 use crate::format::{ChunkHeader, Compression, Encoding, Statistics, TimeseriesMetadata, TsDataType, ValueStatistics};
 use crate::io::{fetch_ranges, open_object, RangeSource};
 

@@ -25,6 +25,7 @@
 //!   plans (Ballista, datafusion-distributed).
 
 pub mod aggregate;
+mod errors;
 mod file_scan;
 pub mod format;
 pub mod metadata;

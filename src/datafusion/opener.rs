@@ -29,7 +29,7 @@ use object_store::ObjectStore;
 use crate::arrow::batch::{assemble_batches, ColumnSource};
 use crate::datafusion::file_scan::FileScan;
 use crate::datafusion::time_bounds::time_bounds;
-use crate::datafusion::format::df_err;
+use crate::datafusion::errors::df_err;
 use crate::datafusion::metadata::{DeviceMeta, MetadataCache, TableMeta};
 use crate::datafusion::metrics::TsFileScanMetrics;
 use crate::datafusion::options::TsFileReadOptions;

@@ -164,7 +164,7 @@ impl FileSource for TsFileSource {
         base: &FileScanConfig,
         ctx: &datafusion::physical_plan::proto::ExecutionPlanEncodeCtx<'_>,
     ) -> Result<Option<datafusion_proto::protobuf::PhysicalPlanNode>> {
-        crate::datafusion::proto::encode_scan(self, base, ctx).map(Some)
+        crate::datafusion::proto::wire::encode_scan(self.predicate(), self.options(), base, ctx).map(Some)
     }
 
     fn apply_expressions(&self, f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>) -> Result<TreeNodeRecursion> {

@@ -25,7 +25,8 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
 
 use crate::datafusion::aggregate::TsFileStatisticsAggregate;
-use crate::datafusion::format::{df_err, TsFileFormat, TsFileFormatFactory, TSFILE_EXTENSION};
+use crate::datafusion::errors::df_err;
+use crate::datafusion::format::{TsFileFormat, TsFileFormatFactory, TSFILE_EXTENSION};
 use crate::datafusion::metadata::MetadataCache;
 use crate::datafusion::options::TsFileReadOptions;
 use crate::datafusion::table_options::TsFileTableOptions;

@@ -9,6 +9,7 @@ mod corpus_structure;
 mod corrupt;
 mod encryption;
 mod java;
+mod layering;
 mod limits;
 mod malformed;
 // Plan serialization: the `proto` feature (on in workspace builds through the `distributed` member).

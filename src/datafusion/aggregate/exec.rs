@@ -31,7 +31,7 @@ use super::accumulate::{column, Acc};
 use super::parts::device_part;
 use super::AggSpec;
 use crate::datafusion::file_scan::devices_in_range;
-use crate::datafusion::format::df_err;
+use crate::datafusion::errors::df_err;
 use crate::datafusion::metadata::MetadataCache;
 use crate::datafusion::options::TsFileReadOptions;
 

@@ -21,19 +21,17 @@
 //! ([`TsFileLogicalCodec::with_keys`]), so an executor is given the keys in its own
 //! configuration.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
 use arrow_schema::{DataType, Schema, SchemaRef};
 use datafusion::catalog::TableProvider;
-use datafusion::common::{DataFusionError, Result, TableReference};
+use datafusion::common::{Result, TableReference};
 use datafusion::datasource::file_format::FileFormatFactory;
-use datafusion::datasource::physical_plan::{FileScanConfig, FileSource};
+use datafusion::datasource::physical_plan::FileSource;
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::execution::TaskContext;
 use datafusion::logical_expr::{AggregateUDF, Extension, LogicalPlan, ScalarUDF, WindowUDF};
-use datafusion::physical_plan::proto::ExecutionPlanEncodeCtx;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion_proto::logical_plan::{DefaultLogicalExtensionCodec, LogicalExtensionCodec};
 use datafusion_proto::physical_plan::from_proto::{
@@ -47,97 +45,12 @@ use prost::Message;
 
 use crate::crypto::EncryptionKeys;
 use crate::datafusion::metadata::MetadataCache;
-use crate::datafusion::options::TsFileReadOptions;
 use crate::datafusion::source::TsFileSource;
 use crate::datafusion::table::TsFileTable;
 
-/// Leading bytes of an encoded [`TsFileTable`].
-const TABLE_TAG: &[u8] = b"tsfile-table/1\0";
-/// Leading bytes of an encoded TsFile scan (extension node of a physical plan).
-const SCAN_TAG: &[u8] = b"tsfile-scan/1\0";
+pub(crate) mod wire;
 
-/// One option as `key = value`.
-#[derive(Clone, PartialEq, Message)]
-struct OptionPair {
-    #[prost(string, tag = "1")]
-    key: String,
-    #[prost(string, tag = "2")]
-    value: String,
-}
-
-/// A [`TsFileTable`] on the wire.
-#[derive(Clone, PartialEq, Message)]
-struct TableNode {
-    /// Files, directories or globs, as given to the table.
-    #[prost(string, repeated, tag = "1")]
-    paths: Vec<String>,
-    /// [`TsFileReadOptions::to_pairs`].
-    #[prost(message, repeated, tag = "2")]
-    options: Vec<OptionPair>,
-    /// The partition columns (names and types), in order.
-    #[prost(message, optional, tag = "3")]
-    partition_cols: Option<protobuf::Schema>,
-}
-
-/// A TsFile scan on the wire.
-#[derive(Clone, PartialEq, Message)]
-struct ScanNode {
-    /// The format-independent part of the scan (file groups, schema, projection, ...).
-    #[prost(message, optional, tag = "1")]
-    base: Option<protobuf::FileScanExecConf>,
-    /// The pruning predicate over the table schema.
-    #[prost(message, optional, tag = "2")]
-    predicate: Option<protobuf::PhysicalExprNode>,
-    /// [`TsFileReadOptions::to_pairs`].
-    #[prost(message, repeated, tag = "3")]
-    options: Vec<OptionPair>,
-}
-
-fn proto_err(what: &str, e: impl fmt::Display) -> DataFusionError {
-    DataFusionError::Internal(format!("TsFile plan codec: {what}: {e}"))
-}
-
-fn options_to_wire(options: &TsFileReadOptions) -> Vec<OptionPair> {
-    options.to_pairs().into_iter().map(|(key, value)| OptionPair { key, value }).collect()
-}
-
-fn options_from_wire(pairs: &[OptionPair], keys: &EncryptionKeys) -> Result<TsFileReadOptions> {
-    let map: HashMap<String, String> = pairs.iter().map(|p| (p.key.clone(), p.value.clone())).collect();
-    let options = TsFileReadOptions::default().apply(&map).map_err(|e| proto_err("options", e))?;
-    // Keys (master key, Page-AEAD provider id, providers) are the receiving process's.
-    Ok(options.with_keys(keys.clone()))
-}
-
-/// Strip `tag` from `buf`, or `None` when the bytes are not ours.
-fn untag<'a>(buf: &'a [u8], tag: &[u8]) -> Option<&'a [u8]> {
-    buf.strip_prefix(tag)
-}
-
-fn tagged(tag: &[u8], message: &impl Message) -> Vec<u8> {
-    let mut out = Vec::with_capacity(tag.len() + message.encoded_len());
-    out.extend_from_slice(tag);
-    message.encode_raw(&mut out);
-    out
-}
-
-/// Serialize a TsFile scan as a physical-plan extension node (the `FileSource::try_to_proto`
-/// hook of [`TsFileSource`]).
-pub(crate) fn encode_scan(
-    source: &TsFileSource,
-    base: &FileScanConfig,
-    ctx: &ExecutionPlanEncodeCtx<'_>,
-) -> Result<protobuf::PhysicalPlanNode> {
-    let node = ScanNode {
-        base: Some(base.try_to_proto(ctx)?),
-        predicate: source.predicate().map(|p| ctx.encode_expr(p)).transpose()?,
-        options: options_to_wire(source.options()),
-    };
-    Ok(protobuf::PhysicalPlanNode {
-        physical_plan_type: Some(protobuf::physical_plan_node::PhysicalPlanType::Extension(
-            protobuf::PhysicalExtensionNode { node: tagged(SCAN_TAG, &node), inputs: Vec::new() },
-        )),
-    })
-}
+use wire::{options_from_wire, options_to_wire, proto_err, tagged, untag, ScanNode, TableNode, SCAN_TAG, TABLE_TAG};
 
 /// Keys and metadata cache of the decoding process, shared by both codecs.
 #[derive(Clone, Default)]
