@@ -20,3 +20,4 @@ mod stats_aggregates;
 mod sweep;
 mod truncation;
 mod writer;
+mod v3;
