@@ -21,3 +21,4 @@ mod sweep;
 mod truncation;
 mod writer;
 mod v3;
+mod writer_v3;
