@@ -303,7 +303,8 @@ impl TsFile {
 
     /// Read a tree-model device as rows: `time`, then one column per measurement (all of
     /// the device's measurements sorted by name, or the given ones in that order), merged
-    /// on the union of the series' timestamps.
+    /// on the union of the series' timestamps (an aligned device: the rows of its time
+    /// column).
     pub fn read_tree_device(&self, device: &DeviceId, measurements: Option<&[&str]>, time_range: Option<(i64, i64)>) -> Result<RecordBatch> {
         self.check_readable()?;
         let ctx = |e: TsFileError| e.context(format!("device {device}")).in_file(&self.name);
@@ -313,7 +314,7 @@ impl TsFile {
             .map_err(ctx)?
             .ok_or_else(|| TsFileError::NotFound { what: format!("device {device}") }.in_file(&self.name))?;
         let mut all = self.reader.series(&entry).map_err(ctx)?;
-        all.retain(|s| !s.is_aligned_time());
+        let time = all.iter().position(|s| s.is_aligned_time()).map(|i| all.remove(i));
         let series = match measurements {
             None => {
                 all.sort_by(|a, b| a.measurement.as_bytes().cmp(b.measurement.as_bytes()));
@@ -332,7 +333,10 @@ impl TsFile {
         };
         let mut opts = self.options.read;
         opts.time_range = time_range;
-        let rows = read_device_rows(&self.reader, &series, &opts).map_err(ctx)?;
+        let rows = match &time {
+            None => read_device_rows(&self.reader, &series, &opts).map_err(ctx)?,
+            Some(time) => self.read_aligned_rows(time, &series, &opts).map_err(ctx)?,
+        };
         let unit = self.options.time_unit;
         let mut fields = vec![time_field("time", unit)];
         let mut arrays: Vec<ArrayRef> = vec![time_array(rows.times, unit)];
@@ -342,6 +346,27 @@ impl TsFile {
             arrays.push(build_array(values, nulls, s.data_type, unit, &s.measurement).map_err(ctx)?);
         }
         RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays).map_err(|e| ctx(e.into()))
+    }
+}
+
+impl TsFile {
+    /// Rows of an aligned tree device: its chunk groups decoded one after the other.
+    fn read_aligned_rows(&self, time: &crate::format::TimeseriesMetadata, series: &[crate::format::TimeseriesMetadata], opts: &ReadOptions) -> Result<crate::read::tree::DeviceRows> {
+        let values: Vec<Option<&crate::format::TimeseriesMetadata>> = series.iter().map(Some).collect();
+        let types: Vec<crate::format::TsDataType> = series.iter().map(|s| s.data_type).collect();
+        let budget = DecodeBudget::for_options(opts);
+        let mut rows = crate::read::tree::DeviceRows {
+            times: Vec::new(),
+            columns: types.iter().map(|t| crate::read::column::ColumnBuilder::new(*t)).collect::<Result<_>>()?,
+        };
+        for group in plan_chunk_groups(time, &values)? {
+            let decoded = read_chunk_group_in(&self.reader, &group, &types, opts, None, &budget)?;
+            rows.times.extend(decoded.times);
+            for (column, mut part) in rows.columns.iter_mut().zip(decoded.columns) {
+                column.append_builder(&mut part)?;
+            }
+        }
+        Ok(rows)
     }
 }
 

@@ -182,7 +182,7 @@ pub fn summary(path: &str) -> Result<Value, TsFileError> {
         .collect();
     Ok(json!({
         "file": path,
-        "version": 4,
+        "version": md.version,
         "file_size": reader.len(),
         "metadata_size": reader.metadata_len(),
         "meta_offset": md.meta_offset,
@@ -234,9 +234,11 @@ pub fn scan_summary(path: &str) -> Result<Value, TsFileError> {
             })
         })
         .collect();
+    // The head was checked by the scan: byte 6 is the version (3 or 4).
+    let version = src.read(6..7).ok().and_then(|b| b.first().copied()).unwrap_or(4);
     Ok(json!({
         "file": path,
-        "version": 4,
+        "version": version,
         "file_size": src.len(),
         "data_start": report.data_start,
         "chunk_groups": groups,

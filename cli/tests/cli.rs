@@ -357,3 +357,27 @@ fn test_encrypted_files_with_flag_env_and_without_key() {
     assert!(text.contains("encryptKey") && text.contains("not shown") && !text.contains("16,17,18"), "{text}");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn test_inspect_version_3_file() {
+    let p = root().join("tests/data/v3/v3TsFile.tsfile");
+    let (ok, out, err) = tsfile(&["inspect", "--json", p.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["version"], 3);
+    assert_eq!(v["table_index_keys"], serde_json::json!(["d1", "d2"]));
+    assert_eq!(v["chunk_groups"], 2);
+    assert_eq!(v["meta_offset"], 100);
+    assert_eq!(v["bloom_filter"]["size_bits"], 256);
+    let devices = v["devices"].as_array().unwrap();
+    assert_eq!(devices.iter().map(|d| d["path"].clone()).collect::<Vec<_>>(), [serde_json::json!("d1"), serde_json::json!("d2")]);
+    let (ok, out, err) = tsfile(&["inspect", "--scan", "--json", p.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["version"], 3);
+    assert_eq!(v["separator_offset"], 100);
+    assert_eq!(v["chunk_groups"][1]["path"], "d2");
+    assert_eq!(v["chunk_groups"][1]["chunks"][0]["marker"], "0x45");
+    let (ok, text, err) = tsfile(&["inspect", p.to_str().unwrap()]);
+    assert!(ok && !text.is_empty(), "{err}");
+}

@@ -6,8 +6,9 @@
 //!
 //! `segment_count = 0` is read as one empty-string segment. In table-model files segment 0 is
 //! the table name and the rest are TAG values in schema order (a null tag is a null
-//! segment); in tree-model files the path is split as described in the project's
-//! `reader-semantics.md` (segment 0 is the first up-to-three path nodes).
+//! segment); in tree-model files the path is split as [`DeviceId::from_tree_path`] describes
+//! (segment 0 is the first up-to-three path nodes). Version-3 files store tree paths as one
+//! string; they are split the same way when read.
 //!
 //! Devices are ordered segment by segment, a null segment before any string, strings by
 //! their bytes, and a shorter tuple before a longer one when their common prefix is equal.
@@ -34,6 +35,37 @@ impl DeviceId {
     /// A device whose segments are all non-null.
     pub fn from_strs(segments: &[&str]) -> Self {
         DeviceId { segments: segments.iter().map(|s| Some((*s).to_string())).collect() }
+    }
+
+    /// The DeviceID of a tree-model path (`root.sg.d1`), split the way tree devices are
+    /// stored in version-4 files: the path is cut on `.` outside backticks (a quoted node
+    /// keeps its backticks); at most 3 nodes give `[first n-1 nodes joined, last node]`,
+    /// more give `[first 3 nodes joined, remaining nodes...]`, one node gives one segment.
+    /// Joining the segments with `.` gives the path back, so distinct paths stay distinct.
+    pub fn from_tree_path(path: &str) -> DeviceId {
+        let mut nodes: Vec<&str> = Vec::new();
+        let mut quoted = false;
+        let mut start = 0;
+        for (i, ch) in path.char_indices() {
+            match ch {
+                '`' => quoted = !quoted,
+                '.' if !quoted => {
+                    nodes.push(path.get(start..i).unwrap_or_default());
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        nodes.push(path.get(start..).unwrap_or_default());
+        let head = match nodes.len() {
+            0 | 1 => return DeviceId { segments: vec![Some(path.to_string())] },
+            2 | 3 => nodes.len() - 1,
+            _ => 3,
+        };
+        let mut segments = Vec::with_capacity(nodes.len() - head + 1);
+        segments.push(Some(nodes.get(..head).unwrap_or_default().join(".")));
+        segments.extend(nodes.get(head..).unwrap_or_default().iter().map(|n| Some((*n).to_string())));
+        DeviceId { segments }
     }
 
     /// Parse a serialized DeviceID.
@@ -132,6 +164,20 @@ mod tests {
         assert_eq!(d, dev(&[Some("t"), None, Some("")]));
         assert_eq!(d.path(), "t.null.");
         assert_eq!(d.table_name(), Some("t"));
+    }
+
+    #[test]
+    fn test_from_tree_path_splits_like_tree_devices() {
+        assert_eq!(DeviceId::from_tree_path("solo"), dev(&[Some("solo")]));
+        assert_eq!(DeviceId::from_tree_path("root.sg"), dev(&[Some("root"), Some("sg")]));
+        assert_eq!(DeviceId::from_tree_path("root.sg.d1"), dev(&[Some("root.sg"), Some("d1")]));
+        assert_eq!(DeviceId::from_tree_path("root.a.b.c"), dev(&[Some("root.a.b"), Some("c")]));
+        assert_eq!(DeviceId::from_tree_path("root.a.b.c.d"), dev(&[Some("root.a.b"), Some("c"), Some("d")]));
+        let q = DeviceId::from_tree_path("root.`x.y`.d.e");
+        assert_eq!(q, dev(&[Some("root.`x.y`.d"), Some("e")]));
+        for p in ["solo", "root.sg", "root.a.b.c.d", "root.`x.y`.d.e", "a..b", ""] {
+            assert_eq!(DeviceId::from_tree_path(p).path(), p);
+        }
     }
 
     #[test]

@@ -101,6 +101,10 @@ pub struct IndexEntry {
     pub key: IndexKey,
     /// Absolute start offset of the entry's byte range.
     pub offset: u64,
+    /// Explicit end of the entry's range. `None` (every node parsed from a file) means the
+    /// next entry's offset, or the node's `end_offset` for the last entry; only nodes
+    /// synthesized for version-3 files (see `format::v3`) set it.
+    pub end: Option<u64>,
 }
 
 /// A parsed MetadataIndexNode.
@@ -152,7 +156,7 @@ impl MetadataIndexNode {
                 }
             };
             let offset = offset_field(c, "index entry offset", file_len)?;
-            entries.push(IndexEntry { key, offset });
+            entries.push(IndexEntry { key, offset, end: None });
         }
         let end_offset = offset_field(c, "index node end_offset", file_len)?;
         let type_at = c.offset();
@@ -187,8 +191,9 @@ impl MetadataIndexNode {
 
     /// The byte range of entry `i`.
     pub fn entry_range(&self, i: usize) -> Option<Range<u64>> {
-        let start = self.entries.get(i)?.offset;
-        let end = self.entries.get(i + 1).map_or(self.end_offset, |e| e.offset);
+        let entry = self.entries.get(i)?;
+        let start = entry.offset;
+        let end = entry.end.unwrap_or_else(|| self.entries.get(i + 1).map_or(self.end_offset, |e| e.offset));
         Some(start..end)
     }
 
@@ -287,8 +292,8 @@ mod tests {
         let d = |s: &[Option<&str>]| DeviceId::new(s.iter().map(|x| x.map(str::to_string)).collect());
         let node = MetadataIndexNode {
             entries: vec![
-                IndexEntry { key: IndexKey::Device(d(&[Some("t"), None])), offset: 0 },
-                IndexEntry { key: IndexKey::Device(d(&[Some("t"), Some("b")])), offset: 5 },
+                IndexEntry { key: IndexKey::Device(d(&[Some("t"), None])), offset: 0, end: None },
+                IndexEntry { key: IndexKey::Device(d(&[Some("t"), Some("b")])), offset: 5, end: None },
             ],
             end_offset: 9,
             node_type: NodeType::LeafDevice,

@@ -145,7 +145,8 @@ pub struct Property {
 /// The parsed TsFileMetadata.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TsFileMetadata {
-    /// Device index roots, one per table-index key, in file order.
+    /// Device index roots, one per table-index key, in file order. For a version-3 file,
+    /// one synthesized leaf node per DeviceID segment 0, in name order.
     pub table_index: Vec<TableIndexRoot>,
     /// Explicit table schemas (table model), in file order.
     pub table_schemas: Vec<TableSchema>,
@@ -155,6 +156,11 @@ pub struct TsFileMetadata {
     pub bloom_filter: Option<BloomFilter>,
     /// Properties, in file order.
     pub properties: Vec<Property>,
+    /// The file's version byte (4, or 3 for a file read through `format::v3`).
+    pub version: u8,
+    /// Version-3 files only: the shape of the stored path-keyed device index, from which
+    /// `table_index` was synthesized (see `format::v3`).
+    pub v3_device_index: Option<crate::format::v3::V3DeviceIndex>,
 }
 
 impl TsFileMetadata {
@@ -218,7 +224,15 @@ impl TsFileMetadata {
             properties.push(Property { key, value });
         }
         c.expect_end("file metadata")?;
-        Ok(TsFileMetadata { table_index, table_schemas, meta_offset, bloom_filter, properties })
+        Ok(TsFileMetadata {
+            table_index,
+            table_schemas,
+            meta_offset,
+            bloom_filter,
+            properties,
+            version: crate::format::VERSION_V4,
+            v3_device_index: None,
+        })
     }
 
     /// The schema of table `name`, if the file declares it.

@@ -22,7 +22,7 @@ use crate::format::chunk::{ChunkHeader, ChunkHeaderSuffix, FileEncryptionHeader,
 use crate::format::index::{IndexKey, IndexLevel, MetadataIndexNode, NodeType};
 use crate::format::{
     marker, ByteSource, Cursor, DeviceId, TimeseriesMetadata, TsFileMetadata, HEAD_LEN, MAGIC,
-    TAIL_LEN, VERSION_V4,
+    TAIL_LEN, VERSION_V3, VERSION_V4,
 };
 
 /// Options that change how a file's structure is read.
@@ -153,7 +153,8 @@ fn detect_aead_suffix(source: &dyn ByteSource, data_start: u64, meta_offset: u64
     }
 }
 
-/// Check the 7-byte head (magic and version); returns the bytes read so far (up to 8).
+/// Check the 7-byte head (magic and version 4 or 3); returns the bytes read so far (up to
+/// 8), the version byte at index 6.
 pub fn check_head(source: &dyn ByteSource) -> Result<Bytes> {
     let len = source.len();
     if len < HEAD_LEN {
@@ -169,9 +170,9 @@ pub fn check_head(source: &dyn ByteSource) -> Result<Bytes> {
         return Err(TsFileError::corrupt("file head", Some(0), "not a TsFile: magic bytes 'TsFile' missing"));
     }
     match head.get(6) {
-        Some(&VERSION_V4) => Ok(head),
+        Some(&VERSION_V4 | &VERSION_V3) => Ok(head),
         Some(&v) => Err(TsFileError::unsupported(format!(
-            "TsFile version byte 0x{v:02x} (only version 4 is supported)"
+            "TsFile version byte 0x{v:02x} (versions 3 and 4 are supported)"
         ))),
         None => Err(TsFileError::corrupt("file head", Some(6), "missing version byte")),
     }
@@ -208,7 +209,9 @@ impl<S: ByteSource> FileReader<S> {
     pub fn open_with(source: S, opts: StructureOptions) -> Result<Self> {
         let len = source.len();
         let head = check_head(&source)?;
-        let (encryption_header, data_start) = read_encryption_header(&source, &head)?;
+        let version = head.get(6).copied().unwrap_or(VERSION_V4);
+        let (encryption_header, data_start) =
+            if version == VERSION_V3 { (None, HEAD_LEN) } else { read_encryption_header(&source, &head)? };
         if len < data_start + 1 + TAIL_LEN {
             return Err(TsFileError::Truncated {
                 what: "file (no room for separator, metadata and tail)".into(),
@@ -245,8 +248,11 @@ impl<S: ByteSource> FileReader<S> {
         }
         let meta_start = len - TAIL_LEN - metadata_len;
         let meta_bytes = source.read(meta_start..len - TAIL_LEN)?;
-        let metadata = TsFileMetadata::parse(&mut Cursor::new(&meta_bytes, meta_start), len)
-            .map_err(|e| e.context("reading TsFileMetadata"))?;
+        let metadata = match version {
+            VERSION_V3 => crate::format::v3::read_metadata(&source, &meta_bytes, meta_start, len),
+            _ => TsFileMetadata::parse(&mut Cursor::new(&meta_bytes, meta_start), len),
+        }
+        .map_err(|e| e.context("reading TsFileMetadata"))?;
         if metadata.meta_offset >= meta_start || metadata.meta_offset < data_start {
             return Err(TsFileError::corrupt(
                 "meta_offset",
@@ -521,6 +527,11 @@ impl<S: ByteSource> FileReader<S> {
         let walk = self.walk();
         for t in &self.metadata.table_index {
             self.shape_walk(&t.root, 1, &mut shape, &walk)?;
+        }
+        // A version-3 file's device levels are one stored tree, not the synthesized leaves.
+        if let Some(v3) = &self.metadata.v3_device_index {
+            shape.internal_device_nodes = v3.internal_device_nodes;
+            shape.device_levels = v3.device_levels;
         }
         Ok(shape)
     }

@@ -4,7 +4,7 @@
 //!
 //! | marker | action                                                         |
 //! |--------|----------------------------------------------------------------|
-//! | `0x00` | read a DeviceID; a new chunk group begins                      |
+//! | `0x00` | read a DeviceID (v3: a path string); a new chunk group begins  |
 //! | chunk  | read the chunk header, walk its page headers, skip `data_size` |
 //! | `0x04` | read two `int64` (operation index range)                       |
 //! | `0x02` | stop: the metadata section follows                             |
@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use crate::error::{Result, TsFileError};
 use crate::format::chunk::{parse_operation_index_range, ChunkHeaderSuffix, OperationIndexRange, PageIter};
 use crate::format::reader::{check_head, read_chunk_header_at, read_encryption_header};
-use crate::format::{marker, ByteSource, ChunkHeader, Cursor, DeviceId, FileEncryptionHeader};
+use crate::format::{marker, ByteSource, ChunkHeader, Cursor, DeviceId, FileEncryptionHeader, HEAD_LEN, VERSION_V3};
 
 /// A chunk seen by the scan.
 #[derive(Debug, Clone)]
@@ -68,7 +68,8 @@ pub struct ScanReport {
 /// Scan the data section of `source` forward (no footer needed).
 pub fn scan_data_section(source: &dyn ByteSource, suffix_if_encrypted: ChunkHeaderSuffix) -> Result<ScanReport> {
     let head = check_head(source)?;
-    let (encryption_header, data_start) = read_encryption_header(source, &head)?;
+    let v3 = head.get(6) == Some(&VERSION_V3);
+    let (encryption_header, data_start) = if v3 { (None, HEAD_LEN) } else { read_encryption_header(source, &head)? };
     let suffix = if encryption_header.is_some() { suffix_if_encrypted } else { ChunkHeaderSuffix::None };
     let mut report = ScanReport {
         encryption_header,
@@ -92,7 +93,7 @@ pub fn scan_data_section(source: &dyn ByteSource, suffix_if_encrypted: ChunkHead
             });
             break;
         }
-        match step(source, pos, suffix, &mut report) {
+        match step(source, pos, suffix, v3, &mut report) {
             Ok(Some(next)) => {
                 pos = next;
                 report.last_good_offset = next;
@@ -108,7 +109,7 @@ pub fn scan_data_section(source: &dyn ByteSource, suffix_if_encrypted: ChunkHead
 }
 
 /// Read the structure at `pos`; `Ok(None)` at the separator.
-fn step(source: &dyn ByteSource, pos: u64, suffix: ChunkHeaderSuffix, report: &mut ScanReport) -> Result<Option<u64>> {
+fn step(source: &dyn ByteSource, pos: u64, suffix: ChunkHeaderSuffix, v3: bool, report: &mut ScanReport) -> Result<Option<u64>> {
     let len = source.len();
     let m = source.read(pos..pos + 1)?.first().copied().unwrap_or(0xff);
     let close_group = |report: &mut ScanReport| {
@@ -130,8 +131,12 @@ fn step(source: &dyn ByteSource, pos: u64, suffix: ChunkHeaderSuffix, report: &m
                 let end = len.min(pos.saturating_add(window));
                 let bytes = source.read(pos..end)?;
                 let mut c = Cursor::new(&bytes, pos);
-                c.u8("chunk group marker")?;
-                match DeviceId::parse(&mut c) {
+                let device = if v3 {
+                    crate::format::v3::parse_chunk_group_header(&mut c)
+                } else {
+                    c.u8("chunk group marker").and_then(|_| DeviceId::parse(&mut c))
+                };
+                match device {
                     Ok(d) => break (d, c.offset()),
                     Err(TsFileError::Truncated { .. }) if end < len => window = window.saturating_mul(4),
                     Err(e) => return Err(e),

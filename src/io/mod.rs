@@ -286,9 +286,13 @@ async fn open_whole_footer(
     let l = u64::try_from(l).map_err(|_| TsFileError::corrupt("metadata length", Some(size - 10), format!("{l}")))?;
     let meta_start = size.checked_sub(10 + l).ok_or_else(|| TsFileError::corrupt("metadata length", Some(size - 10), "larger than the file"))?;
     let meta = src.read(meta_start..size - 10)?;
-    let md = crate::format::TsFileMetadata::parse(&mut crate::format::Cursor::new(&meta, meta_start), size)?;
+    let mut c = crate::format::Cursor::new(&meta, meta_start);
+    let meta_offset = match src.read(6..7).ok().and_then(|v| v.first().copied()) {
+        Some(crate::format::VERSION_V3) => crate::format::v3::Footer::parse(&mut c, size)?.meta_offset,
+        _ => crate::format::TsFileMetadata::parse(&mut c, size)?.meta_offset,
+    };
     let mut src = src;
-    for (o, b) in fetch_ranges(store, location, vec![md.meta_offset..meta_start]).await? {
+    for (o, b) in fetch_ranges(store, location, vec![meta_offset..meta_start]).await? {
         src.insert(o, b);
     }
     FileReader::open_with(src, structure)

@@ -22,3 +22,5 @@ mod stats_aggregates;
 mod sweep;
 mod truncation;
 mod writer;
+mod v3;
+mod writer_v3;
