@@ -160,7 +160,7 @@ pub struct TsFileMetadata {
     pub version: u8,
     /// Version-3 files only: the shape of the stored path-keyed device index, from which
     /// `table_index` was synthesized (see `format::v3`).
-    pub v3_device_index: Option<crate::format::v3::V3DeviceIndex>,
+    pub v3_device_index: Option<V3DeviceIndex>,
 }
 
 impl TsFileMetadata {
@@ -249,4 +249,17 @@ impl TsFileMetadata {
     pub fn property(&self, key: &str) -> Option<Option<&[u8]>> {
         self.properties.iter().find(|p| p.key == key).map(|p| p.value.as_deref())
     }
+}
+
+/// The shape of a version-3 file's stored device index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct V3DeviceIndex {
+    /// Devices (LEAF_DEVICE entries).
+    pub devices: u64,
+    /// INTERNAL_DEVICE nodes, the root included when it is one.
+    pub internal_device_nodes: u64,
+    /// Levels of the device tree, the leaf level included.
+    pub device_levels: u32,
+    /// Offset of the serialized root node (the start of TsFileMetadata).
+    pub root_offset: u64,
 }

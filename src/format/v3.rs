@@ -27,7 +27,7 @@ use std::ops::Range;
 
 use crate::error::{Result, TsFileError};
 use crate::format::index::{IndexEntry, IndexKey, MetadataIndexNode, NodeType};
-use crate::format::metadata::TableIndexRoot;
+use crate::format::metadata::{TableIndexRoot, V3DeviceIndex};
 use crate::format::{BloomFilter, ByteSource, Cursor, DeviceId, TsFileMetadata, VERSION_V3};
 
 /// Deepest device tree followed (the index of a real file has a handful of levels).
@@ -35,19 +35,6 @@ const MAX_DEPTH: u32 = 64;
 
 /// How many times over the walk of the device levels may read the index area.
 const WALK_FACTOR: u64 = 4;
-
-/// The shape of a version-3 file's stored device index.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct V3DeviceIndex {
-    /// Devices (LEAF_DEVICE entries).
-    pub devices: u64,
-    /// INTERNAL_DEVICE nodes, the root included when it is one.
-    pub internal_device_nodes: u64,
-    /// Levels of the device tree, the leaf level included.
-    pub device_levels: u32,
-    /// Offset of the serialized root node (the start of TsFileMetadata).
-    pub root_offset: u64,
-}
 
 /// A device-level node of a v3 index: path keys.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -21,8 +21,6 @@ fn corrupt_dir() -> PathBuf {
 enum Kind {
     /// `Corrupt` whose `what` is this.
     Corrupt(&'static str),
-    /// `Unsupported`.
-    Unsupported,
     /// `Decompress` naming this codec.
     Decompress(&'static str),
     /// `Encrypted`.
@@ -79,7 +77,6 @@ fn check(name: &str) {
     let msg = err.to_string();
     let ok = match (kind, err.root()) {
         (Kind::Corrupt(w), TsFileError::Corrupt { what, .. }) => what == w,
-        (Kind::Unsupported, TsFileError::Unsupported { .. }) => true,
         (Kind::Decompress(c), TsFileError::Decompress { codec, .. }) => *codec == c,
         (Kind::Encrypted, TsFileError::Encrypted { .. }) => true,
         _ => false,
