@@ -19,4 +19,5 @@ mod sql_tree;
 mod stats_aggregates;
 mod sweep;
 mod truncation;
+mod wide;
 mod writer;
