@@ -530,6 +530,8 @@ pub fn open_sync(source: &dyn ByteSource, opts: StructureOptions) -> Result<Open
 }
 
 #[cfg(test)]
+// Expected rounds of one range are written as `vec![a..b]` on purpose.
+#[allow(clippy::single_range_in_vec_init)]
 mod tests {
     use super::*;
     use crate::format::FileReader;

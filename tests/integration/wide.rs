@@ -160,7 +160,7 @@ fn field_name(f: usize) -> String {
 
 /// The value of field `f` at row `r` of device `d` (`None`: null), as written and as text.
 fn field_value(d: usize, f: usize, r: usize) -> Option<(Val, String)> {
-    if (d + f + r) % 5 == 0 {
+    if (d + f + r).is_multiple_of(5) {
         return None;
     }
     let n = (d * 1_000_000 + f * 10 + r) as i64;
@@ -271,7 +271,8 @@ fn check_wide(s: Shape, name: &str) {
             assert_eq!(reader.series(d).unwrap().len(), s.fields + 1);
         }
         // Values: add the data section to the fetched bytes and read the table from them.
-        let data = fetch_ranges(&store, &location, vec![0..reader.metadata().meta_offset]).await.unwrap();
+        let data_section = 0..reader.metadata().meta_offset;
+        let data = fetch_ranges(&store, &location, Vec::from([data_section])).await.unwrap();
         let source = reader.source().with_parts(data);
         let f = TsFile::from_source(Box::new(source), location.to_string(), opts.clone()).unwrap();
         let batches: Vec<RecordBatch> = f.read_table("wide", TableRead::default()).unwrap().map(|b| b.unwrap()).collect();
