@@ -57,6 +57,15 @@ pub enum TsFileError {
         /// What is unsupported, e.g. "encoding DIFF for INT32".
         what: String,
     },
+    /// A sparse byte source (one holding only fetched ranges of a file) was asked for bytes
+    /// it does not hold. Not a defect of the file: the caller fetches `range` and retries
+    /// (see `crate::format::open` and `crate::io`). Inside the file by construction: reads
+    /// past the file's end are [`TsFileError::Truncated`].
+    #[error("bytes {}..{} at offset {} are not loaded (fetch them and retry)", .range.start, .range.end, .range.start)]
+    NeedBytes {
+        /// The missing file range.
+        range: std::ops::Range<u64>,
+    },
     /// A configured resource limit was exceeded.
     #[error("limit exceeded: {what} is {value}, limit is {limit}")]
     LimitExceeded {
@@ -137,6 +146,15 @@ impl TsFileError {
     /// Wrap this error with the path of the file it came from.
     pub fn in_file(self, path: impl std::fmt::Display) -> Self {
         self.context(format!("file {path}"))
+    }
+
+    /// The file range to fetch when this error (under any context) is a
+    /// [`TsFileError::NeedBytes`]; `None` for every other error.
+    pub fn needed_range(&self) -> Option<std::ops::Range<u64>> {
+        match self.root() {
+            TsFileError::NeedBytes { range } => Some(range.clone()),
+            _ => None,
+        }
     }
 
     /// The innermost error, with all [`TsFileError::Context`] layers removed.

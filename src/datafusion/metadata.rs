@@ -200,18 +200,11 @@ impl MetadataCache {
     /// [`MetadataCache::get`] with a limit on the TsFileMetadata size (option
     /// `max_metadata_bytes`), also enforced on a cache hit.
     pub async fn get_with(&self, store: &Arc<dyn ObjectStore>, meta: &ObjectMeta, max_metadata_bytes: u64) -> Result<(Arc<FileMeta>, u64)> {
-        let max_metadata_bytes = if max_metadata_bytes == 0 { crate::read::DEFAULT_MAX_METADATA_BYTES } else { max_metadata_bytes };
         let key = Self::key(store, meta);
         let cached = self.entries.lock().ok().and_then(|e| e.iter().find(|(k, _)| *k == key).map(|(_, m)| m.clone()));
         if let Some(m) = cached {
-            if m.reader.metadata_len() > max_metadata_bytes {
-                let e = TsFileError::LimitExceeded {
-                    what: "bytes of TsFileMetadata (option max_metadata_bytes)".into(),
-                    value: m.reader.metadata_len(),
-                    limit: max_metadata_bytes,
-                };
-                return Err(e.in_file(&meta.location));
-            }
+            // The same check as on open (the limit may differ from the one it was opened with).
+            crate::format::open::check_metadata_len(m.reader.metadata_len(), max_metadata_bytes).map_err(|e| e.in_file(&meta.location))?;
             return Ok((m, 0));
         }
         let start = Instant::now();

@@ -9,7 +9,8 @@
 //! F-6             "TsFile"
 //! ```
 //!
-//! [`FileReader::open`] reads the head, the tail and TsFileMetadata only. Index nodes and
+//! [`FileReader::open`] reads the head, the tail and TsFileMetadata only, through the
+//! sans-IO decoder of [`crate::format::open`] (the one footer parser of the crate). Index nodes and
 //! TimeseriesMetadata are read when asked for, so finding one device costs one read per
 //! index level, not one per device.
 
@@ -22,7 +23,7 @@ use crate::format::chunk::{ChunkHeader, ChunkHeaderSuffix, FileEncryptionHeader,
 use crate::format::index::{IndexKey, IndexLevel, MetadataIndexNode, NodeType};
 use crate::format::{
     marker, ByteSource, Cursor, DeviceId, TimeseriesMetadata, TsFileMetadata, HEAD_LEN, MAGIC,
-    TAIL_LEN, VERSION_V3, VERSION_V4,
+    VERSION_V3, VERSION_V4,
 };
 
 /// Options that change how a file's structure is read.
@@ -136,7 +137,7 @@ pub trait PageDecryptor: Send + Sync + std::fmt::Debug {
 /// any plausible size, the draft layout the first page header, whose leading UVarInt (the
 /// uncompressed size of a time or series page) is never 0. Unreadable or unexpected bytes
 /// keep the seed's layout (the chunk reader then reports what it finds).
-fn detect_aead_suffix(source: &dyn ByteSource, data_start: u64, meta_offset: u64) -> ChunkHeaderSuffix {
+pub(crate) fn detect_aead_suffix(source: &dyn ByteSource, data_start: u64, meta_offset: u64) -> ChunkHeaderSuffix {
     let fallback = ChunkHeaderSuffix::AeadOrdinalAndAuthentication;
     let end = meta_offset.min(data_start.saturating_add(4096));
     let Ok(bytes) = source.read(data_start..end) else { return fallback };
@@ -205,83 +206,26 @@ impl<S: ByteSource> FileReader<S> {
         Self::open_with(source, StructureOptions::default())
     }
 
-    /// Open a file: validate head and tail and parse TsFileMetadata.
+    /// Open a file: validate head and tail and parse TsFileMetadata, reading only what
+    /// [`crate::format::open::OpenDecoder`] asks for (head, tail, TsFileMetadata, separator).
     pub fn open_with(source: S, opts: StructureOptions) -> Result<Self> {
-        let len = source.len();
-        let head = check_head(&source)?;
-        let version = head.get(6).copied().unwrap_or(VERSION_V4);
-        let (encryption_header, data_start) =
-            if version == VERSION_V3 { (None, HEAD_LEN) } else { read_encryption_header(&source, &head)? };
-        if len < data_start + 1 + TAIL_LEN {
-            return Err(TsFileError::Truncated {
-                what: "file (no room for separator, metadata and tail)".into(),
-                offset: 0,
-                needed: data_start + 1 + TAIL_LEN,
-                available: len,
-            });
-        }
-        let tail = source.read(len - TAIL_LEN..len)?;
-        if tail.get(4..) != Some(&MAGIC[..]) {
-            return Err(TsFileError::corrupt(
-                "file tail",
-                Some(len - 6),
-                "tail magic 'TsFile' missing (the file is incomplete or not a TsFile; try a forward scan)",
-            ));
-        }
-        let mut tc = Cursor::new(&tail, len - TAIL_LEN);
-        let l_raw = tc.i32("metadata length")?;
-        let max_meta = if opts.max_metadata_size == 0 { DEFAULT_MAX_METADATA_SIZE } else { opts.max_metadata_size };
-        let room = len - TAIL_LEN - data_start - 1;
-        let metadata_len = u64::try_from(l_raw).ok().filter(|&l| l <= room).ok_or_else(|| {
-            TsFileError::corrupt(
-                "metadata length",
-                Some(len - TAIL_LEN),
-                format!("{l_raw} does not fit between the data start and the tail ({room} bytes)"),
-            )
-        })?;
-        if metadata_len > max_meta {
-            return Err(TsFileError::LimitExceeded {
-                what: "bytes of TsFileMetadata (option max_metadata_bytes)".into(),
-                value: metadata_len,
-                limit: max_meta,
-            });
-        }
-        let meta_start = len - TAIL_LEN - metadata_len;
-        let meta_bytes = source.read(meta_start..len - TAIL_LEN)?;
-        let metadata = match version {
-            VERSION_V3 => crate::format::v3::read_metadata(&source, &meta_bytes, meta_start, len),
-            _ => TsFileMetadata::parse(&mut Cursor::new(&meta_bytes, meta_start), len),
-        }
-        .map_err(|e| e.context("reading TsFileMetadata"))?;
-        if metadata.meta_offset >= meta_start || metadata.meta_offset < data_start {
-            return Err(TsFileError::corrupt(
-                "meta_offset",
-                Some(meta_start),
-                format!("{} is not between the data start {data_start} and the metadata start {meta_start}", metadata.meta_offset),
-            ));
-        }
-        let sep = source.read(metadata.meta_offset..metadata.meta_offset + 1)?;
-        if sep.first() != Some(&marker::SEPARATOR) {
-            return Err(TsFileError::corrupt(
-                "meta_offset",
-                Some(metadata.meta_offset),
-                format!("points at byte 0x{:02x}, not the 0x02 separator", sep.first().copied().unwrap_or(0)),
-            ));
-        }
-        let suffix = match &encryption_header {
-            None => ChunkHeaderSuffix::None,
-            Some(_) => opts.aead_suffix.unwrap_or_else(|| detect_aead_suffix(&source, data_start, metadata.meta_offset)),
-        };
-        Ok(FileReader {
+        let opened = crate::format::open::open_sync(&source, opts)?;
+        Ok(Self::from_opened(source, opened))
+    }
+
+    /// A reader over `source` for a file opened by [`crate::format::open::OpenDecoder`]
+    /// (`source` holds, or reads, the same file).
+    pub fn from_opened(source: S, opened: crate::format::open::OpenedFile) -> Self {
+        FileReader {
             source,
-            len,
-            metadata: std::sync::Arc::new(metadata),
-            metadata_len,
-            encryption_header,
-            data_start,
-            suffix,
+            len: opened.len,
+            metadata: std::sync::Arc::new(opened.metadata),
+            metadata_len: opened.metadata_len,
+            encryption_header: opened.encryption_header,
+            data_start: opened.data_start,
+            suffix: opened.suffix,
             decryptor: None,
-        })
+        }
     }
 
     /// The same file read through another byte source (e.g. one that also holds fetched
@@ -322,6 +266,11 @@ impl<S: ByteSource> FileReader<S> {
     /// The byte source.
     pub fn source(&self) -> &S {
         &self.source
+    }
+
+    /// The byte source, to add fetched bytes to a sparse one (see `crate::io::with_fetch`).
+    pub fn source_mut(&mut self) -> &mut S {
+        &mut self.source
     }
 
     /// The Page-AEAD encryption header, if the file has one.
@@ -604,6 +553,8 @@ pub fn read_chunk_header_at(source: &dyn ByteSource, offset: u64, limit: u64, su
         let got_end = offset + bytes.len() as u64;
         match ChunkHeader::parse(&mut Cursor::new(&bytes, offset), suffix) {
             Err(TsFileError::Truncated { .. }) if end < limit && got_end == end => window = window.saturating_mul(4),
+            // A sparse source stopped short of the window: fetch the rest and retry.
+            Err(TsFileError::Truncated { .. }) if got_end < end => return Err(TsFileError::NeedBytes { range: got_end..end }),
             r => return r,
         }
     }

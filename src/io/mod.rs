@@ -1,10 +1,16 @@
 //! Async reads from an `object_store`, feeding the synchronous format layer.
 //!
-//! The format and read layers pull bytes through [`ByteSource`]. Over an object store the
-//! bytes a step needs are fetched first (the footer region on open, the chunks of the
-//! devices that survive pruning before decoding them) and served from memory by a
+//! The format and read layers pull bytes through [`crate::format::ByteSource`]. Over an
+//! object store the bytes a step needs are fetched first and served from memory by a
 //! [`RangeSource`]: a sparse set of fetched ranges. Nearby ranges are coalesced into one
 //! request ([`coalesce`]), as remote stores charge per request.
+//!
+//! Opening is one loop ([`open_object_opts`]) around the format layer's sans-IO
+//! [`OpenDecoder`]: it answers which ranges it lacks, they are fetched and pushed, until the
+//! file is open; the index area is prefetched in the same loop. Later, a walk that meets
+//! bytes not held fails with the typed `TsFileError::NeedBytes`, and [`with_fetch`] fetches
+//! them and retries. The chunks of the devices that survive pruning are fetched before they
+//! are decoded.
 
 // One-range requests are written as `vec![a..b]` on purpose.
 #![allow(clippy::single_range_in_vec_init)]
@@ -17,82 +23,10 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 
 use crate::error::{Result, TsFileError};
+pub use crate::format::open::{metadata_fetch_limit, RangeSource};
+use crate::format::open::{OpenDecoder, OpenStep};
 use crate::format::reader::StructureOptions;
-use crate::format::{ByteSource, FileReader};
-
-/// A byte source holding only some ranges of a file, fetched beforehand.
-#[derive(Debug, Clone, Default)]
-pub struct RangeSource {
-    len: u64,
-    /// Fetched ranges, sorted by start, non-overlapping.
-    parts: Vec<(u64, Bytes)>,
-}
-
-impl RangeSource {
-    /// An empty source for a file of `len` bytes.
-    pub fn new(len: u64) -> Self {
-        RangeSource { len, parts: Vec::new() }
-    }
-
-    /// Add the bytes of `[offset, offset + bytes.len())`.
-    pub fn insert(&mut self, offset: u64, bytes: Bytes) {
-        let i = self.parts.partition_point(|(o, _)| *o < offset);
-        self.parts.insert(i, (offset, bytes));
-    }
-
-    /// Total bytes held.
-    pub fn bytes_held(&self) -> u64 {
-        self.parts.iter().map(|(_, b)| b.len() as u64).sum()
-    }
-
-    /// A new source holding this one's ranges plus `extra` (cheap: `Bytes` are shared).
-    pub fn with_parts(&self, extra: impl IntoIterator<Item = (u64, Bytes)>) -> RangeSource {
-        let mut s = self.clone();
-        for (o, b) in extra {
-            s.insert(o, b);
-        }
-        s
-    }
-}
-
-impl ByteSource for RangeSource {
-    fn len(&self) -> u64 {
-        self.len
-    }
-
-    fn read(&self, range: Range<u64>) -> Result<Bytes> {
-        // The last part starting at or before range.start must contain the whole range.
-        let i = self.parts.partition_point(|(o, _)| *o <= range.start);
-        if let Some((o, b)) = i.checked_sub(1).and_then(|i| self.parts.get(i)) {
-            let end = o + b.len() as u64;
-            if range.end <= end && range.start <= range.end {
-                return Ok(b.slice((range.start - o) as usize..(range.end - o) as usize));
-            }
-        }
-        Err(Self::not_fetched(range))
-    }
-
-    fn read_up_to(&self, range: Range<u64>) -> Result<Bytes> {
-        let i = self.parts.partition_point(|(o, _)| *o <= range.start);
-        if let Some((o, b)) = i.checked_sub(1).and_then(|i| self.parts.get(i)) {
-            let end = (o + b.len() as u64).min(range.end);
-            if range.start < end {
-                return Ok(b.slice((range.start - o) as usize..(end - o) as usize));
-            }
-        }
-        Err(Self::not_fetched(range))
-    }
-}
-
-impl RangeSource {
-    fn not_fetched(range: Range<u64>) -> TsFileError {
-        TsFileError::corrupt(
-            "range read",
-            Some(range.start),
-            format!("bytes {range:?} were not fetched (structure points outside the planned ranges)"),
-        )
-    }
-}
+use crate::format::FileReader;
 
 /// Merge ranges closer than `gap` bytes into one, keeping each merged range at most
 /// `max_len` bytes (a single larger range is kept whole). Input need not be sorted.
@@ -196,8 +130,41 @@ pub async fn fetch_ranges(
 /// Default number of bytes read from the end of a file on open.
 pub const FOOTER_PREFETCH: u64 = 64 << 10;
 
-/// Open a file of `size` bytes in an object store: fetch the head, the tail and the whole
-/// footer region (`meta_offset ..`, index area and TsFileMetadata) and parse it.
+/// How [`open_object_opts`] reads a file's metadata.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenOptions {
+    /// Limit on TsFileMetadata (option `max_metadata_bytes`; 0 = the default of 256 MiB).
+    /// All bytes fetched on open are bounded by [`metadata_fetch_limit`] of it.
+    pub max_metadata_bytes: u64,
+    /// Bytes read from the end of the file in the first request (default
+    /// [`FOOTER_PREFETCH`]); more are fetched when the footer is larger.
+    pub prefetch: u64,
+    /// Fetch the whole index area on open (default): index walks then need no requests.
+    pub prefetch_index: bool,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions {
+            max_metadata_bytes: crate::read::DEFAULT_MAX_METADATA_BYTES,
+            prefetch: FOOTER_PREFETCH,
+            prefetch_index: true,
+        }
+    }
+}
+
+/// The requests one open made: the ranges asked for by each round of the decoder (before
+/// coalescing) and the bytes fetched.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OpenTrace {
+    /// Ranges each round asked for, in order.
+    pub rounds: Vec<Vec<Range<u64>>>,
+    /// Bytes received (coalesced requests may read more than was asked for).
+    pub bytes_fetched: u64,
+}
+
+/// Open a file of `size` bytes in an object store: fetch the head, the tail, TsFileMetadata
+/// and the whole index area (`meta_offset ..`), with the default [`OpenOptions`].
 pub async fn open_object(store: &Arc<dyn ObjectStore>, location: &Path, size: u64) -> Result<FileReader<RangeSource>> {
     open_object_with(store, location, size, crate::read::DEFAULT_MAX_METADATA_BYTES).await
 }
@@ -210,92 +177,69 @@ pub async fn open_object_with(
     size: u64,
     max_metadata_bytes: u64,
 ) -> Result<FileReader<RangeSource>> {
-    let max_metadata_bytes = if max_metadata_bytes == 0 { crate::read::DEFAULT_MAX_METADATA_BYTES } else { max_metadata_bytes };
-    let structure = StructureOptions { max_metadata_size: max_metadata_bytes, ..Default::default() };
-    let mut src = RangeSource::new(size);
-    let tail_start = size.saturating_sub(FOOTER_PREFETCH);
-    let head_end = size.min(64);
-    let mut wanted = vec![tail_start..size];
-    if head_end <= tail_start {
-        wanted.push(0..head_end);
-    }
-    for (o, b) in fetch_ranges(store, location, wanted).await? {
-        src.insert(o, b);
-    }
-    // A Page-AEAD header can exceed the 64-byte head: fetch it whole when present.
-    if let Ok(head) = src.read(0..head_end) {
-        if head.get(7) == Some(&crate::format::marker::ENCRYPTION_HEADER) && tail_start > 64 {
-            let end = tail_start.min((1 << 20) + 64);
-            for (o, b) in fetch_ranges(store, location, vec![64..end]).await? {
-                src.insert(o, b);
-            }
-        }
-    }
-    // The metadata length tells how far back the footer starts.
-    let tail = src.read(size.saturating_sub(10)..size).map_err(|e| e.context(format!("reading the tail of {location}")))?;
-    if tail.get(4..) != Some(&b"TsFile"[..]) {
-        // Let the parser report the missing magic (a cut upload, not a huge footer).
-        return FileReader::open_with(src, structure);
-    }
-    let l = tail.get(..4).map(|b| i32::from_be_bytes([b[0], b[1], b[2], b[3]])).unwrap_or(-1);
-    if l >= 0 && l as u64 > max_metadata_bytes {
-        return Err(TsFileError::LimitExceeded {
-            what: "bytes of TsFileMetadata (option max_metadata_bytes)".into(),
-            value: l as u64,
-            limit: max_metadata_bytes,
-        });
-    }
-    if l >= 0 && (l as u64) + 10 > size - tail_start {
-        let need_start = size.saturating_sub(l as u64 + 10);
-        for (o, b) in fetch_ranges(store, location, vec![need_start..tail_start]).await? {
-            src.insert(o, b);
-        }
-    }
-    // Parse TsFileMetadata with what we have, then fetch the index area before it.
-    let first = FileReader::open_with(src.clone(), structure);
-    let reader = match first {
-        Ok(r) => r,
-        Err(e) => match e.root() {
-            TsFileError::Corrupt { what, .. } if what == "range read" => {
-                // meta_offset lies before the fetched region: fetch everything from it.
-                return open_whole_footer(store, location, size, src, structure).await;
-            }
-            _ => return Err(e),
-        },
-    };
-    let meta_offset = reader.metadata().meta_offset;
-    let fetched_from = src.parts.iter().map(|(o, _)| *o).filter(|&o| o >= head_end).min().unwrap_or(size);
-    if meta_offset < fetched_from {
-        for (o, b) in fetch_ranges(store, location, vec![meta_offset..fetched_from]).await? {
-            src.insert(o, b);
-        }
-    }
-    Ok(reader.with_source(src))
+    let opts = OpenOptions { max_metadata_bytes, ..OpenOptions::default() };
+    Ok(open_object_opts(store, location, size, opts).await?.0)
 }
 
-async fn open_whole_footer(
+/// Open a file of `size` bytes: the one loop of every object-store open (local files read
+/// through `LocalFileSystem` included). The sans-IO [`OpenDecoder`] says which ranges it
+/// lacks; they are fetched with [`fetch_ranges`] (coalesced) and pushed until it is done.
+/// The decoder bounds the rounds and the bytes asked for ([`metadata_fetch_limit`]).
+pub async fn open_object_opts(
     store: &Arc<dyn ObjectStore>,
     location: &Path,
     size: u64,
-    src: RangeSource,
-    structure: StructureOptions,
-) -> Result<FileReader<RangeSource>> {
-    // Without meta_offset yet, parse TsFileMetadata from the tail bytes directly.
-    let tail = src.read(size.saturating_sub(10)..size)?;
-    let l = tail.get(..4).map(|b| i32::from_be_bytes([b[0], b[1], b[2], b[3]])).unwrap_or(-1);
-    let l = u64::try_from(l).map_err(|_| TsFileError::corrupt("metadata length", Some(size - 10), format!("{l}")))?;
-    let meta_start = size.checked_sub(10 + l).ok_or_else(|| TsFileError::corrupt("metadata length", Some(size - 10), "larger than the file"))?;
-    let meta = src.read(meta_start..size - 10)?;
-    let mut c = crate::format::Cursor::new(&meta, meta_start);
-    let meta_offset = match src.read(6..7).ok().and_then(|v| v.first().copied()) {
-        Some(crate::format::VERSION_V3) => crate::format::v3::Footer::parse(&mut c, size)?.meta_offset,
-        _ => crate::format::TsFileMetadata::parse(&mut c, size)?.meta_offset,
-    };
-    let mut src = src;
-    for (o, b) in fetch_ranges(store, location, vec![meta_offset..meta_start]).await? {
-        src.insert(o, b);
+    opts: OpenOptions,
+) -> Result<(FileReader<RangeSource>, OpenTrace)> {
+    let structure = StructureOptions { max_metadata_size: opts.max_metadata_bytes, ..Default::default() };
+    let mut dec = OpenDecoder::new(size, structure).with_prefetch(opts.prefetch).with_index_prefetch(opts.prefetch_index);
+    let mut trace = OpenTrace::default();
+    loop {
+        match dec.try_decode()? {
+            OpenStep::Need(ranges) => {
+                trace.rounds.push(ranges.clone());
+                for (o, b) in fetch_ranges(store, location, ranges).await? {
+                    trace.bytes_fetched += b.len() as u64;
+                    dec.push(o, b);
+                }
+            }
+            OpenStep::Done(opened) => return Ok((FileReader::from_opened(dec.into_source(), *opened), trace)),
+        }
     }
-    FileReader::open_with(src, structure)
+}
+
+/// Run `f` over `reader`; while it fails for bytes the reader's [`RangeSource`] does not
+/// hold ([`TsFileError::NeedBytes`], under any context), fetch them, add them to the source
+/// and run `f` again. At most `max_bytes` are fetched in all; a need for bytes already held
+/// (no progress) returns the error. With the index prefetched on open (the default) index
+/// walks of a well-formed file need no fetch; without it, this loop reads index nodes on
+/// demand.
+pub async fn with_fetch<T>(
+    store: &Arc<dyn ObjectStore>,
+    location: &Path,
+    reader: &mut FileReader<RangeSource>,
+    max_bytes: u64,
+    mut f: impl FnMut(&FileReader<RangeSource>) -> Result<T>,
+) -> Result<T> {
+    let mut fetched = 0u64;
+    loop {
+        let e = match f(reader) {
+            Ok(v) => return Ok(v),
+            Err(e) => e,
+        };
+        let Some(range) = e.needed_range() else { return Err(e) };
+        let missing = reader.source().missing(range);
+        if missing.is_empty() {
+            return Err(e);
+        }
+        fetched = fetched.saturating_add(missing.iter().map(|r| r.end - r.start).sum::<u64>());
+        if fetched > max_bytes {
+            return Err(TsFileError::LimitExceeded { what: "bytes of metadata fetched on demand".into(), value: fetched, limit: max_bytes });
+        }
+        for (o, b) in fetch_ranges(store, location, missing).await? {
+            reader.source_mut().insert(o, b);
+        }
+    }
 }
 
 /// Fetch a whole object (small files, tests).
@@ -359,19 +303,6 @@ mod tests {
     }
 
     #[test]
-    fn test_range_source_reads_inside_parts_only() {
-        let mut s = RangeSource::new(100);
-        s.insert(50, Bytes::from_static(b"abcdef"));
-        s.insert(10, Bytes::from_static(b"xyz"));
-        assert_eq!(s.read(51..53).unwrap().as_ref(), b"bc");
-        assert_eq!(s.read(10..13).unwrap().as_ref(), b"xyz");
-        assert!(s.read(9..11).is_err());
-        assert!(s.read(54..57).is_err());
-        assert!(s.read(0..1).is_err());
-        assert_eq!(s.bytes_held(), 9);
-    }
-
-    #[test]
     fn test_open_object_in_memory_store() {
         let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/corpus/files/table_deep_index.tsfile")).unwrap();
         let size = bytes.len() as u64;
@@ -390,5 +321,46 @@ mod tests {
         // A small file is fetched in one coalesced request, chunks included.
         let s = reader.series(&devices[0]).unwrap();
         assert!(reader.read_chunk(s[0].chunks[0].offset).is_ok());
+    }
+
+    #[test]
+    fn test_open_loop_small_prefetch_and_on_demand_index() {
+        // The wide Java table: TsFileMetadata (104,712 bytes) larger than the prefetch.
+        let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/external/java_wide_table.tsfile")).unwrap();
+        let size = bytes.len() as u64;
+        let store: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
+        let path = Path::from("wide.tsfile");
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        rt.block_on(async {
+            store.put(&path, Bytes::from(bytes.clone()).into()).await.unwrap();
+            // Index prefetched (the default): walks need nothing more.
+            let opts = OpenOptions { prefetch: 4096, ..OpenOptions::default() };
+            let (reader, trace) = open_object_opts(&store, &path, size, opts).await.unwrap();
+            assert_eq!(trace.rounds.len(), 3, "{:?}", trace.rounds);
+            assert_eq!(trace.rounds[2], vec![347_404..size - 10 - 104_712]);
+            let devices = reader.all_devices().unwrap();
+            assert_eq!(devices.len(), 100);
+            assert_eq!(reader.series(&devices[99]).unwrap().len(), 101);
+            // Without it, a walk fails with the typed need, and with_fetch loops on it.
+            let opts = OpenOptions { prefetch: 4096, prefetch_index: false, ..OpenOptions::default() };
+            let (mut reader, trace) = open_object_opts(&store, &path, size, opts).await.unwrap();
+            assert_eq!(trace.rounds[2], vec![347_404..347_405]);
+            let e = reader.all_devices().and_then(|d| reader.series(&d[0])).unwrap_err();
+            assert!(e.needed_range().is_some(), "{e}");
+            let series = with_fetch(&store, &path, &mut reader, 1 << 20, |r| {
+                let mut n = 0;
+                for d in r.all_devices()? {
+                    n += r.series(&d)?.len();
+                }
+                Ok(n)
+            })
+            .await
+            .unwrap();
+            assert_eq!(series, 100 * 101);
+            // The fetch bound holds.
+            let (mut reader, _) = open_object_opts(&store, &path, size, opts).await.unwrap();
+            let e = with_fetch(&store, &path, &mut reader, 1000, |r| r.all_devices().and_then(|d| r.series(&d[0]))).await.unwrap_err();
+            assert!(matches!(e, TsFileError::LimitExceeded { limit: 1000, .. }), "{e}");
+        });
     }
 }

@@ -55,7 +55,9 @@ pub struct ReadOptions {
     pub time_range: Option<(i64, i64)>,
     /// Upper bound on the size of the TsFileMetadata block (the `L` before the tail magic),
     /// checked when a file is opened, before it is read (0 is read as the default). Option
-    /// `max_metadata_bytes`.
+    /// `max_metadata_bytes`. All metadata fetched to open a file from an object store (with
+    /// the index area) is bounded by four times this, at least 64 MiB
+    /// ([`crate::format::open::metadata_fetch_limit`]).
     pub max_metadata_bytes: u64,
     /// Upper bound on the bytes of values decoded by one read ([`crate::TsFile::read_table`],
     /// [`crate::TsFile::read_tree_device`]) or one SQL query over all its partitions:

@@ -21,6 +21,7 @@ mod sql_tree;
 mod stats_aggregates;
 mod sweep;
 mod truncation;
+mod wide;
 mod writer;
 mod v3;
 mod writer_v3;
