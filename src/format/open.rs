@@ -34,9 +34,8 @@ use std::ops::Range;
 use bytes::{Bytes, BytesMut};
 
 use crate::error::{Result, TsFileError};
-use crate::format::chunk::{ChunkHeaderSuffix, FileEncryptionHeader};
-use crate::format::reader::{check_head, detect_aead_suffix, read_encryption_header, StructureOptions, DEFAULT_MAX_METADATA_SIZE};
-use crate::format::{marker, v3, ByteSource, Cursor, TsFileMetadata, HEAD_LEN, MAGIC, TAIL_LEN, VERSION_V3};
+use crate::format::chunk::{ChunkHeader, ChunkHeaderSuffix, FileEncryptionHeader};
+use crate::format::{marker, v3, ByteSource, Cursor, DeviceId, TsFileMetadata, HEAD_LEN, MAGIC, TAIL_LEN, VERSION_V3, VERSION_V4};
 
 /// Bytes of the file head asked for in the first round: magic, version, and room for the
 /// length prefix of an encryption header.
@@ -53,6 +52,87 @@ pub const MIN_METADATA_FETCH: u64 = 64 << 20;
 
 /// How many times `max_metadata_size` the metadata fetched on open may reach.
 pub const METADATA_FETCH_FACTOR: u64 = 4;
+
+/// Options that change how a file's structure is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StructureOptions {
+    /// Chunk-header layout in Page-AEAD files (the seed's layout by default).
+    pub aead_suffix: Option<ChunkHeaderSuffix>,
+    /// Upper bound on the size of TsFileMetadata (0 = default of 256 MiB).
+    pub max_metadata_size: u64,
+}
+
+/// Default upper bound on the size of TsFileMetadata: 256 MiB.
+pub const DEFAULT_MAX_METADATA_SIZE: u64 = 256 << 20;
+
+/// Which Page-AEAD chunk-header suffix a file uses: the seed's layout (`int64 ordinal,
+/// int32 auth_size, auth`) or the draft implementation's (`int64 ordinal`). Decided on the
+/// first chunk: after its ordinal the seed layout has an `int32` whose high byte is 0 for
+/// any plausible size, the draft layout the first page header, whose leading UVarInt (the
+/// uncompressed size of a time or series page) is never 0. Unreadable or unexpected bytes
+/// keep the seed's layout (the chunk reader then reports what it finds).
+pub(crate) fn detect_aead_suffix(source: &dyn ByteSource, data_start: u64, meta_offset: u64) -> ChunkHeaderSuffix {
+    let fallback = ChunkHeaderSuffix::AeadOrdinalAndAuthentication;
+    let end = meta_offset.min(data_start.saturating_add(4096));
+    let Ok(bytes) = source.read(data_start..end) else { return fallback };
+    let mut c = Cursor::new(&bytes, data_start);
+    if c.u8("chunk group marker").ok() != Some(marker::CHUNK_GROUP_HEADER) || DeviceId::parse(&mut c).is_err() {
+        return fallback;
+    }
+    if ChunkHeader::parse(&mut c, ChunkHeaderSuffix::AeadOrdinal).is_err() {
+        return fallback;
+    }
+    match c.peek_u8() {
+        Some(0) | None => fallback,
+        Some(_) => ChunkHeaderSuffix::AeadOrdinal,
+    }
+}
+
+/// Check the 7-byte head (magic and version 4 or 3); returns the bytes read so far (up to
+/// 8), the version byte at index 6.
+pub fn check_head(source: &dyn ByteSource) -> Result<Bytes> {
+    let len = source.len();
+    if len < HEAD_LEN {
+        return Err(TsFileError::Truncated {
+            what: "file head (magic + version)".into(),
+            offset: 0,
+            needed: HEAD_LEN,
+            available: len,
+        });
+    }
+    let head = source.read(0..len.min(HEAD_LEN + 1))?;
+    if head.get(..6) != Some(&MAGIC[..]) {
+        return Err(TsFileError::corrupt("file head", Some(0), "not a TsFile: magic bytes 'TsFile' missing"));
+    }
+    match head.get(6) {
+        Some(&VERSION_V4 | &VERSION_V3) => Ok(head),
+        Some(&v) => Err(TsFileError::unsupported(format!(
+            "TsFile version byte 0x{v:02x} (versions 3 and 4 are supported)"
+        ))),
+        None => Err(TsFileError::corrupt("file head", Some(6), "missing version byte")),
+    }
+}
+
+/// Parse the optional encryption header at offset 7; returns it and the data start.
+pub fn read_encryption_header(source: &dyn ByteSource, head: &[u8]) -> Result<(Option<FileEncryptionHeader>, u64)> {
+    if head.get(HEAD_LEN as usize) != Some(&marker::ENCRYPTION_HEADER) {
+        return Ok((None, HEAD_LEN));
+    }
+    let len = source.len();
+    let prefix = source.read(HEAD_LEN..len.min(HEAD_LEN + 6))?;
+    let mut c = Cursor::new(&prefix, HEAD_LEN);
+    c.u8("encryption header marker")?;
+    let size = u64::from(c.uvarint("encryption header size")?);
+    let total = (c.offset() - HEAD_LEN).saturating_add(size);
+    let end = HEAD_LEN.saturating_add(total);
+    if end > len {
+        return Err(TsFileError::Truncated { what: "file encryption header".into(), offset: HEAD_LEN, needed: total, available: len - HEAD_LEN });
+    }
+    let bytes = source.read(HEAD_LEN..end)?;
+    let h = FileEncryptionHeader::parse(&mut Cursor::new(&bytes, HEAD_LEN))?;
+    let start = HEAD_LEN + h.total_len;
+    Ok((Some(h), start))
+}
 
 /// The bound on all bytes fetched to open a file (head, encryption header, tail,
 /// TsFileMetadata and, when prefetched, the index area before it): `METADATA_FETCH_FACTOR`
