@@ -8,6 +8,7 @@ mod conformance;
 mod corpus_structure;
 mod corrupt;
 mod encryption;
+mod java_encodings;
 mod limits;
 mod malformed;
 // Plan serialization: the `proto` feature (on in workspace builds through the `distributed` member).
