@@ -5,7 +5,7 @@
 //! | `table` | which TsFile table to expose (required when the files hold several) | the only table |
 //! | `time_unit` | `ms`, `us`, `ns` or `raw` (plain `Int64`) for the time column and TIMESTAMP fields | `ms` |
 //! | `nonaligned_time_encoding` | time encoding of non-aligned pages (not stored in files) | `TS_2DIFF` |
-//! | `sprintz_product` | `exact` (C++ writer) or `wrapping` (Java writer) | `exact` |
+//! | `writer_layout` | whose semantics SPRINTZ INT64/TIMESTAMP/DOUBLE and RLBE FLOAT/DOUBLE pages have: `auto` (Java, else C++ when the page statistics reject the Java reading), `java` or `cpp` (unchecked); `sprintz_product` = `wrapping` / `exact` is an older alias of `java` / `cpp` | `auto` |
 //! | `pruning` | use statistics to skip devices, chunks and pages | `true` |
 //! | `max_page_values` | values one page may decode to | 16777216 |
 //! | `max_page_bytes` | bytes one page may decompress or decode to | 268435456 (256 MiB) |
@@ -26,7 +26,7 @@ use std::collections::HashMap;
 
 use crate::arrow::schema::TimeUnit;
 use crate::crypto::{EncryptionKeys, MasterKey};
-use crate::encoding::SprintzProduct;
+use crate::encoding::WriterLayout;
 use crate::error::{Result, TsFileError};
 use crate::format::Encoding;
 use crate::read::ReadOptions;
@@ -122,11 +122,7 @@ impl TsFileReadOptions {
         }
         v.push(("time_unit", self.time_unit.name().to_string()));
         v.push(("nonaligned_time_encoding", self.read.nonaligned_time_encoding.name().to_string()));
-        let product = match d.sprintz_product {
-            SprintzProduct::Exact128 => "exact",
-            SprintzProduct::Wrapping64 => "wrapping",
-        };
-        v.push(("sprintz_product", product.to_string()));
+        v.push(("writer_layout", d.writer_layout.name().to_string()));
         v.push(("pruning", (!self.disable_pruning).to_string()));
         v.push(("statistics_aggregates", (!self.disable_statistics_aggregates).to_string()));
         v.push(("tree_levels", self.tree_levels.to_string()));
@@ -158,13 +154,14 @@ impl TsFileReadOptions {
                         TsFileError::InvalidArgument(format!("nonaligned_time_encoding '{v}': not an encoding name"))
                     })?
                 }
-                "sprintz_product" => {
-                    self.read.decode.sprintz_product = match v.to_ascii_lowercase().as_str() {
-                        "exact" | "cpp" | "c++" => SprintzProduct::Exact128,
-                        "wrapping" | "java" => SprintzProduct::Wrapping64,
+                "writer_layout" | "sprintz_product" => {
+                    self.read.decode.writer_layout = match v.to_ascii_lowercase().as_str() {
+                        "auto" => WriterLayout::Auto,
+                        "java" | "wrapping" => WriterLayout::Java,
+                        "cpp" | "c++" | "exact" => WriterLayout::Cpp,
                         other => {
                             return Err(TsFileError::InvalidArgument(format!(
-                                "sprintz_product '{other}': expected exact or wrapping"
+                                "{key} '{other}': expected auto, java or cpp"
                             )))
                         }
                     }
@@ -205,7 +202,7 @@ impl TsFileReadOptions {
                 "max_decoded_bytes" => self.read.max_decoded_bytes = parse_limit(key, v)?,
                 other => {
                     return Err(TsFileError::InvalidArgument(format!(
-                        "unknown TsFile option '{other}' (known: table, time_unit, nonaligned_time_encoding, sprintz_product, pruning, statistics_aggregates, max_page_values, max_page_bytes, max_string_bytes, max_dictionary_bytes, max_metadata_bytes, max_decoded_bytes, tree_levels, tree_mixed_types, master_key, aead_provider)"
+                        "unknown TsFile option '{other}' (known: table, time_unit, nonaligned_time_encoding, writer_layout, sprintz_product, pruning, statistics_aggregates, max_page_values, max_page_bytes, max_string_bytes, max_dictionary_bytes, max_metadata_bytes, max_decoded_bytes, tree_levels, tree_mixed_types, master_key, aead_provider)"
                     )))
                 }
             }
@@ -271,6 +268,19 @@ mod tests {
         assert_eq!(o.tree_mixed_types, TreeMixedTypes::Coerce);
         let bad_mode: HashMap<String, String> = [("tree_mixed_types".to_string(), "cast".to_string())].into();
         assert!(TsFileReadOptions::default().apply(&bad_mode).is_err());
+        for (k, v, want) in [
+            ("writer_layout", "JAVA", WriterLayout::Java),
+            ("format.writer_layout", "cpp", WriterLayout::Cpp),
+            ("writer_layout", "auto", WriterLayout::Auto),
+            ("sprintz_product", "exact", WriterLayout::Cpp),
+            ("sprintz_product", "wrapping", WriterLayout::Java),
+        ] {
+            let m: HashMap<String, String> = [(k.to_string(), v.to_string())].into();
+            assert_eq!(TsFileReadOptions::default().apply(&m).unwrap().read.decode.writer_layout, want, "{k} = {v}");
+        }
+        assert_eq!(TsFileReadOptions::default().read.decode.writer_layout, WriterLayout::Auto);
+        let bad_layout: HashMap<String, String> = [("writer_layout".to_string(), "rust".to_string())].into();
+        assert!(TsFileReadOptions::default().apply(&bad_layout).unwrap_err().to_string().contains("expected auto, java or cpp"));
         let bad: HashMap<String, String> = [("colour".to_string(), "red".to_string())].into();
         assert!(TsFileReadOptions::default().apply(&bad).unwrap_err().to_string().contains("unknown TsFile option"));
     }
@@ -284,7 +294,7 @@ mod tests {
             ("table", "weather"),
             ("time_unit", "ns"),
             ("nonaligned_time_encoding", "GORILLA"),
-            ("sprintz_product", "wrapping"),
+            ("writer_layout", "cpp"),
             ("pruning", "false"),
             ("statistics_aggregates", "false"),
             ("tree_levels", "true"),

@@ -24,6 +24,7 @@ use crate::format::{Encoding, TsDataType};
 pub mod bitmap;
 pub mod bits;
 pub mod camel;
+pub mod check;
 pub mod chimp;
 pub mod dictionary;
 pub mod gorilla;
@@ -38,17 +39,87 @@ mod test_util;
 pub mod ts2diff;
 pub mod zigzag;
 
+pub use check::ValueCheck;
+
 /// How a SPRINTZ decoder computes the FIRE predictor's 64-bit product `alpha * delta`.
 ///
 /// The file does not record which writer produced it; the two agree only while the product
 /// stays below 2^63 in magnitude.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SprintzProduct {
-    /// Exact 128-bit product, shifted, then truncated to 64 bits (the C++ writer; default).
+    /// Product wrapped to 64 bits, then shifted (the Java writer, i.e. IoTDB; default).
     #[default]
-    Exact128,
-    /// Product wrapped to 64 bits, then shifted (the Java writer, i.e. IoTDB).
     Wrapping64,
+    /// Exact 128-bit product, shifted, then truncated to 64 bits (the C++ writer).
+    Exact128,
+}
+
+/// How RLBE FLOAT/DOUBLE words after the first of a block make values (see [`rlbe`]).
+///
+/// The file does not record which writer produced it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RlbeFloat {
+    /// IEEE bits of the floating-point difference to the previous value, added back in
+    /// FLOAT/DOUBLE arithmetic (the Java writer, i.e. IoTDB; default).
+    #[default]
+    FloatDeltas,
+    /// Wrapping integer difference of the IEEE bit patterns (the C++ writer).
+    BitDeltas,
+}
+
+/// Which writer's semantics to assume where the Java and C++ writers store the same bytes
+/// with different meanings: SPRINTZ on INT64/TIMESTAMP/DOUBLE ([`SprintzProduct`]) and RLBE
+/// on FLOAT/DOUBLE ([`RlbeFloat`]).
+///
+/// With [`WriterLayout::Auto`] a page is decoded the Java way first; when the read layer has
+/// the page's statistics ([`ValueCheck`]) and the values contradict them (first, last,
+/// minimum or maximum), it is decoded the C++ way, and if that contradicts them too the page
+/// is an error. Without statistics (the bare decode functions) `Auto` is the Java layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WriterLayout {
+    /// Java first, C++ when the page statistics reject the Java reading (default).
+    #[default]
+    Auto,
+    /// Always the Java writer's semantics (no statistics check).
+    Java,
+    /// Always the C++ writer's semantics (no statistics check).
+    Cpp,
+}
+
+impl WriterLayout {
+    /// The SPRINTZ product rule tried first (the only one unless `Auto`).
+    pub fn sprintz_product(self) -> SprintzProduct {
+        match self {
+            WriterLayout::Auto | WriterLayout::Java => SprintzProduct::Wrapping64,
+            WriterLayout::Cpp => SprintzProduct::Exact128,
+        }
+    }
+
+    /// The RLBE FLOAT/DOUBLE layout tried first (the only one unless `Auto`).
+    pub fn rlbe_float(self) -> RlbeFloat {
+        match self {
+            WriterLayout::Auto | WriterLayout::Java => RlbeFloat::FloatDeltas,
+            WriterLayout::Cpp => RlbeFloat::BitDeltas,
+        }
+    }
+
+    /// The option value: `auto`, `java` or `cpp`.
+    pub fn name(self) -> &'static str {
+        match self {
+            WriterLayout::Auto => "auto",
+            WriterLayout::Java => "java",
+            WriterLayout::Cpp => "cpp",
+        }
+    }
+}
+
+/// True when `encoding` on `data_type` means different values for the Java and C++ writers.
+pub fn writer_dependent(encoding: Encoding, data_type: TsDataType) -> bool {
+    matches!(
+        (encoding, data_type),
+        (Encoding::Rlbe, TsDataType::Float | TsDataType::Double)
+            | (Encoding::Sprintz, TsDataType::Int64 | TsDataType::Timestamp | TsDataType::Double)
+    )
 }
 
 /// Options that change how streams are decoded, including the resource limits of one page.
@@ -59,8 +130,9 @@ pub enum SprintzProduct {
 /// names the DataFusion option key that raises it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DecodeOptions {
-    /// SPRINTZ 64-bit product semantics (INT64/TIMESTAMP/DOUBLE).
-    pub sprintz_product: SprintzProduct,
+    /// Java or C++ semantics for SPRINTZ INT64/TIMESTAMP/DOUBLE and RLBE FLOAT/DOUBLE.
+    /// Option `writer_layout`.
+    pub writer_layout: WriterLayout,
     /// Upper bound on the number of values one page may decode to (guards against streams
     /// that claim huge counts in a few bytes). Option `max_page_values`.
     pub max_page_values: usize,
@@ -88,7 +160,7 @@ pub const DEFAULT_MAX_DICTIONARY_BYTES: usize = 64 << 20;
 impl Default for DecodeOptions {
     fn default() -> Self {
         DecodeOptions {
-            sprintz_product: SprintzProduct::default(),
+            writer_layout: WriterLayout::default(),
             max_page_values: DEFAULT_MAX_PAGE_VALUES,
             max_page_bytes: DEFAULT_MAX_PAGE_BYTES,
             max_string_bytes: DEFAULT_MAX_STRING_BYTES,
@@ -257,7 +329,7 @@ pub fn decode_i64(
         Encoding::Gorilla => gorilla::decode_i64(data, count, out),
         Encoding::Zigzag => zigzag::decode_i64(data, count, out),
         Encoding::Chimp => chimp::decode_i64(data, count, out),
-        Encoding::Sprintz => sprintz::decode_i64(data, count, out, opts.sprintz_product),
+        Encoding::Sprintz => sprintz::decode_i64(data, count, out, opts.writer_layout.sprintz_product()),
         Encoding::Rlbe => rlbe::decode_i64(data, count, out),
         Encoding::Regular => regular::decode_i64(data, count, out),
         e => Err(unsupported(e, TsDataType::Int64)),
@@ -281,7 +353,7 @@ pub fn decode_f32(
         Encoding::Gorilla => gorilla::decode_f32(data, count, out),
         Encoding::Chimp => chimp::decode_f32(data, count, out),
         Encoding::Sprintz => sprintz::decode_f32(data, count, out),
-        Encoding::Rlbe => rlbe::decode_f32(data, count, out),
+        Encoding::Rlbe => rlbe::decode_f32(data, count, out, opts.writer_layout.rlbe_float()),
         e => Err(unsupported(e, TsDataType::Float)),
     }
 }
@@ -302,8 +374,8 @@ pub fn decode_f64(
         Encoding::GorillaV1 => gorilla_v1::decode_f64(data, count, out),
         Encoding::Gorilla => gorilla::decode_f64(data, count, out),
         Encoding::Chimp => chimp::decode_f64(data, count, out),
-        Encoding::Sprintz => sprintz::decode_f64(data, count, out, opts.sprintz_product),
-        Encoding::Rlbe => rlbe::decode_f64(data, count, out),
+        Encoding::Sprintz => sprintz::decode_f64(data, count, out, opts.writer_layout.sprintz_product()),
+        Encoding::Rlbe => rlbe::decode_f64(data, count, out, opts.writer_layout.rlbe_float()),
         Encoding::Camel => camel::decode_f64(data, count, out),
         e => Err(unsupported(e, TsDataType::Double)),
     }

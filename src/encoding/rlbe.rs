@@ -2,58 +2,134 @@
 //! INT64/TIMESTAMP, FLOAT and DOUBLE.
 //!
 //! An MSB-first bit stream of byte-aligned blocks over `W`-bit words (W = 32 or 64; FLOAT and
-//! DOUBLE use their IEEE bits, current lossless semantics). A block is a 32-bit value count,
-//! then runs until that many values are produced: a length code `len` (6 | 7 bits, 1..=W), the
-//! run length as a Fibonacci code (bit j adds F_j with F = 1, 2, 3, 5, …, ended by the first two
-//! consecutive 1 bits), then one `len`-bit delta per value (for `len == W` the writer clears the
-//! top bit, which the reader sets again). The first delta of a block is the value itself,
-//! later values add their delta (wrapping). The block is zero-padded to a byte boundary.
+//! DOUBLE use their IEEE bits). A block is a 32-bit value count, then runs until that many
+//! values are produced: a length code `len` (6 | 7 bits, 1..=W), the run length as a Fibonacci
+//! code (bit j adds F_j with F = 1, 2, 3, 5, …, ended by the first two consecutive 1 bits), then
+//! one `len`-bit delta word per value (for `len == W` the writers store the top bit as 0 and the
+//! reader sets it again). The first word of a block is the value itself. The block is
+//! zero-padded to a byte boundary.
+//!
+//! How later words make values depends on the writer, for FLOAT and DOUBLE only
+//! ([`RlbeFloat`]); the bytes do not say which writer it was:
+//! * **Java writer** (Apache TsFile Java as used by IoTDB; [`RlbeFloat::FloatDeltas`]): a
+//!   word is the IEEE bits of the *floating-point difference* `v_i - v_{i-1}`, and the value
+//!   is `v_{i-1} + d_i` in FLOAT/DOUBLE arithmetic (so the writer may round, and a NaN or
+//!   infinity makes every later value of the block NaN, exactly as the Java reader returns).
+//! * **C++ writer** ([`RlbeFloat::BitDeltas`]): a word is the wrapping *integer difference*
+//!   of the IEEE bit patterns, added back with wrapping integer arithmetic (lossless).
+//!
+//! INT32/INT64 use integer differences in both writers. The read layer picks the float layout
+//! per page by checking the decoded values against the page statistics
+//! ([`crate::encoding::WriterLayout`]).
 
 use crate::encoding::bits::BitReader;
 use crate::encoding::gorilla::retag;
+use crate::encoding::RlbeFloat;
 use crate::error::{Result, TsFileError};
 
 /// Decode `count` RLBE-encoded INT32/DATE values, appending them to `out`.
 pub fn decode_i32(data: &[u8], count: usize, out: &mut Vec<i32>) -> Result<()> {
-    decode_words::<32, _, _>(data, count, out, "RLBE INT32 stream", |w| w as u32 as i32)
+    decode_words::<32, _, _>(data, count, out, "RLBE INT32 stream", IntSum(0, |w| w as u32 as i32))
 }
 
 /// Decode `count` RLBE-encoded INT64/TIMESTAMP values, appending them to `out`.
 pub fn decode_i64(data: &[u8], count: usize, out: &mut Vec<i64>) -> Result<()> {
-    decode_words::<64, _, _>(data, count, out, "RLBE INT64 stream", |w| w as i64)
+    decode_words::<64, _, _>(data, count, out, "RLBE INT64 stream", IntSum(0, |w| w as i64))
 }
 
-/// Decode `count` RLBE-encoded FLOAT values (integer deltas on the IEEE bits), appending them
-/// to `out`.
-pub fn decode_f32(data: &[u8], count: usize, out: &mut Vec<f32>) -> Result<()> {
-    decode_words::<32, _, _>(data, count, out, "RLBE FLOAT stream", |w| f32::from_bits(w as u32))
+/// Decode `count` RLBE-encoded FLOAT values written in `layout`, appending them to `out`.
+pub fn decode_f32(data: &[u8], count: usize, out: &mut Vec<f32>, layout: RlbeFloat) -> Result<()> {
+    const WHAT: &str = "RLBE FLOAT stream";
+    match layout {
+        RlbeFloat::FloatDeltas => decode_words::<32, _, _>(data, count, out, WHAT, F32Sum(0.0)),
+        RlbeFloat::BitDeltas => decode_words::<32, _, _>(data, count, out, WHAT, IntSum(0, |w| f32::from_bits(w as u32))),
+    }
 }
 
-/// Decode `count` RLBE-encoded DOUBLE values (integer deltas on the IEEE bits), appending them
-/// to `out`.
-pub fn decode_f64(data: &[u8], count: usize, out: &mut Vec<f64>) -> Result<()> {
-    decode_words::<64, _, _>(data, count, out, "RLBE DOUBLE stream", f64::from_bits)
+/// Decode `count` RLBE-encoded DOUBLE values written in `layout`, appending them to `out`.
+pub fn decode_f64(data: &[u8], count: usize, out: &mut Vec<f64>, layout: RlbeFloat) -> Result<()> {
+    const WHAT: &str = "RLBE DOUBLE stream";
+    match layout {
+        RlbeFloat::FloatDeltas => decode_words::<64, _, _>(data, count, out, WHAT, F64Sum(0.0)),
+        RlbeFloat::BitDeltas => decode_words::<64, _, _>(data, count, out, WHAT, IntSum(0, f64::from_bits)),
+    }
 }
 
-fn decode_words<const W: u32, T, F: Fn(u64) -> T>(
+/// How the words of a block become values (monomorphized: no dispatch per value).
+trait Accumulate<T> {
+    /// The first word of a block: the value itself.
+    fn first(&mut self, word: u64) -> T;
+    /// A later word: a difference to the previous value.
+    fn next(&mut self, word: u64) -> T;
+}
+
+/// Wrapping integer sum of words, converted by the function (which truncates to 32 bits for
+/// the 32-bit types).
+struct IntSum<F>(u64, F);
+
+impl<T, F: Fn(u64) -> T> Accumulate<T> for IntSum<F> {
+    #[inline(always)]
+    fn first(&mut self, word: u64) -> T {
+        self.0 = word;
+        (self.1)(word)
+    }
+    #[inline(always)]
+    fn next(&mut self, word: u64) -> T {
+        self.0 = self.0.wrapping_add(word);
+        (self.1)(self.0)
+    }
+}
+
+/// FLOAT sum of differences stored as IEEE bits (the Java writer).
+struct F32Sum(f32);
+
+impl Accumulate<f32> for F32Sum {
+    #[inline(always)]
+    fn first(&mut self, word: u64) -> f32 {
+        self.0 = f32::from_bits(word as u32);
+        self.0
+    }
+    #[inline(always)]
+    fn next(&mut self, word: u64) -> f32 {
+        self.0 += f32::from_bits(word as u32);
+        self.0
+    }
+}
+
+/// DOUBLE sum of differences stored as IEEE bits (the Java writer).
+struct F64Sum(f64);
+
+impl Accumulate<f64> for F64Sum {
+    #[inline(always)]
+    fn first(&mut self, word: u64) -> f64 {
+        self.0 = f64::from_bits(word);
+        self.0
+    }
+    #[inline(always)]
+    fn next(&mut self, word: u64) -> f64 {
+        self.0 += f64::from_bits(word);
+        self.0
+    }
+}
+
+fn decode_words<const W: u32, T, A: Accumulate<T>>(
     data: &[u8],
     count: usize,
     out: &mut Vec<T>,
     what: &'static str,
-    conv: F,
+    acc: A,
 ) -> Result<()> {
-    decode_inner::<W, T, F>(data, count, out, what, conv).map_err(|e| retag(e, what))
+    decode_inner::<W, T, A>(data, count, out, what, acc).map_err(|e| retag(e, what))
 }
 
-fn decode_inner<const W: u32, T, F: Fn(u64) -> T>(
+fn decode_inner<const W: u32, T, A: Accumulate<T>>(
     data: &[u8],
     count: usize,
     out: &mut Vec<T>,
     what: &'static str,
-    conv: F,
+    mut acc: A,
 ) -> Result<()> {
     let code_bits: u32 = if W == 32 { 6 } else { 7 };
-    let mask: u64 = u64::MAX >> (64 - W);
     let top: u64 = 1u64 << (W - 1);
     // Every value takes at least one bit.
     out.reserve(count.min(data.len().saturating_mul(8)));
@@ -71,7 +147,6 @@ fn decode_inner<const W: u32, T, F: Fn(u64) -> T>(
                 ),
             ));
         }
-        let mut value = 0u64;
         let mut left = n;
         while left > 0 {
             let run_at = r.bit_position();
@@ -83,19 +158,17 @@ fn decode_inner<const W: u32, T, F: Fn(u64) -> T>(
                     format!("at bit {run_at}: bit length {len} outside 1..={W}"),
                 ));
             }
-            let run = read_fibonacci(&mut r, left, what)?;
-            if len == W {
-                for _ in 0..run {
-                    let d = r.read(W)? | top;
-                    value = value.wrapping_add(d) & mask;
-                    out.push(conv(value));
-                }
-            } else {
-                for _ in 0..run {
-                    let d = r.read(len)?;
-                    value = value.wrapping_add(d) & mask;
-                    out.push(conv(value));
-                }
+            let mut run = read_fibonacci(&mut r, left, what)?;
+            let set = if len == W { top } else { 0 };
+            if left == n && run > 0 {
+                // The block's first word is its first value.
+                out.push(acc.first(r.read(len)? | set));
+                run -= 1;
+                left -= 1;
+            }
+            for _ in 0..run {
+                let d = r.read(len)? | set;
+                out.push(acc.next(d));
             }
             left -= run;
         }
@@ -158,7 +231,8 @@ fn read_fibonacci(r: &mut BitReader<'_>, limit: usize, what: &'static str) -> Re
     }
 }
 
-/// Test-only RLBE encoders reproducing the C++ writer (blocks of at most 10 000 values).
+/// Test-only RLBE encoders reproducing the C++ writer (blocks of at most 10 000 values) and,
+/// for FLOAT/DOUBLE, the Java writer's floating-point differences.
 #[cfg(any(test, feature = "encoders"))]
 pub mod encode {
     use crate::encoding::bits::BitWriter;
@@ -194,22 +268,13 @@ pub mod encode {
         w.write_bit(true);
     }
 
-    /// Encode `width`-bit words (32 or 64) in blocks of at most `block` values.
-    pub fn encode_words_with_block(width: u32, words: &[u64], block: usize) -> Vec<u8> {
-        let mask = u64::MAX >> (64 - width);
+    /// Encode blocks of at most `block` values whose words are already computed: the first
+    /// word of each block is its value, later ones differences (`width`-bit words).
+    pub fn encode_blocks(width: u32, blocks: &[Vec<u64>]) -> Vec<u8> {
         let code_bits = if width == 32 { 6 } else { 7 };
         let mut w = BitWriter::new();
-        for chunk in words.chunks(block.max(1)) {
-            w.write(chunk.len() as u64, 32);
-            let mut prev = 0u64;
-            let deltas: Vec<u64> = chunk
-                .iter()
-                .map(|&v| {
-                    let d = v.wrapping_sub(prev) & mask;
-                    prev = v;
-                    d
-                })
-                .collect();
+        for deltas in blocks {
+            w.write(deltas.len() as u64, 32);
             let mut i = 0;
             while i < deltas.len() {
                 let len = bit_len(deltas[i]);
@@ -232,6 +297,27 @@ pub mod encode {
         w.finish()
     }
 
+    /// Encode `width`-bit words (32 or 64) with integer differences, in blocks of at most
+    /// `block` values.
+    pub fn encode_words_with_block(width: u32, words: &[u64], block: usize) -> Vec<u8> {
+        let mask = u64::MAX >> (64 - width);
+        let blocks: Vec<Vec<u64>> = words
+            .chunks(block.max(1))
+            .map(|chunk| {
+                let mut prev = 0u64;
+                chunk
+                    .iter()
+                    .map(|&v| {
+                        let d = v.wrapping_sub(prev) & mask;
+                        prev = v;
+                        d
+                    })
+                    .collect()
+            })
+            .collect();
+        encode_blocks(width, &blocks)
+    }
+
     /// Encode `width`-bit words with the writer's default block size of 10 000 values.
     pub fn encode_words(width: u32, words: &[u64]) -> Vec<u8> {
         encode_words_with_block(width, words, 10_000)
@@ -249,16 +335,44 @@ pub mod encode {
         encode_words(64, &words)
     }
 
-    /// RLBE stream of FLOAT values (integer deltas on the IEEE bits).
+    /// RLBE stream of FLOAT values as the C++ writer stores them (integer deltas on the
+    /// IEEE bits).
     pub fn encode_f32(values: &[f32]) -> Vec<u8> {
         let words: Vec<u64> = values.iter().map(|v| u64::from(v.to_bits())).collect();
         encode_words(32, &words)
     }
 
-    /// RLBE stream of DOUBLE values (integer deltas on the IEEE bits).
+    /// RLBE stream of DOUBLE values as the C++ writer stores them (integer deltas on the
+    /// IEEE bits).
     pub fn encode_f64(values: &[f64]) -> Vec<u8> {
         let words: Vec<u64> = values.iter().map(|v| v.to_bits()).collect();
         encode_words(64, &words)
+    }
+
+    /// RLBE stream of FLOAT values as the Java writer stores them (IEEE bits of the FLOAT
+    /// differences), in blocks of at most `block` values.
+    pub fn encode_f32_java(values: &[f32], block: usize) -> Vec<u8> {
+        let blocks: Vec<Vec<u64>> = values
+            .chunks(block.max(1))
+            .map(|c| {
+                let first = std::iter::once(u64::from(c[0].to_bits()));
+                first.chain(c.windows(2).map(|p| u64::from((p[1] - p[0]).to_bits()))).collect()
+            })
+            .collect();
+        encode_blocks(32, &blocks)
+    }
+
+    /// RLBE stream of DOUBLE values as the Java writer stores them (IEEE bits of the DOUBLE
+    /// differences), in blocks of at most `block` values.
+    pub fn encode_f64_java(values: &[f64], block: usize) -> Vec<u8> {
+        let blocks: Vec<Vec<u64>> = values
+            .chunks(block.max(1))
+            .map(|c| {
+                let first = std::iter::once(c[0].to_bits());
+                first.chain(c.windows(2).map(|p| (p[1] - p[0]).to_bits())).collect()
+            })
+            .collect();
+        encode_blocks(64, &blocks)
     }
 }
 
@@ -278,13 +392,20 @@ mod tests {
         let mut v = Vec::new();
         decode_i64(data, n, &mut v).map(|_| v)
     }
+    /// C++ layout (integer deltas on the bits).
     fn dec_f32(data: &[u8], n: usize) -> Result<Vec<u32>> {
-        let mut v = Vec::new();
-        decode_f32(data, n, &mut v).map(|_| v.iter().map(|x| x.to_bits()).collect())
+        dec_f32_as(data, n, RlbeFloat::BitDeltas)
     }
     fn dec_f64(data: &[u8], n: usize) -> Result<Vec<u64>> {
+        dec_f64_as(data, n, RlbeFloat::BitDeltas)
+    }
+    fn dec_f32_as(data: &[u8], n: usize, layout: RlbeFloat) -> Result<Vec<u32>> {
         let mut v = Vec::new();
-        decode_f64(data, n, &mut v).map(|_| v.iter().map(|x| x.to_bits()).collect())
+        decode_f32(data, n, &mut v, layout).map(|_| v.iter().map(|x| x.to_bits()).collect())
+    }
+    fn dec_f64_as(data: &[u8], n: usize, layout: RlbeFloat) -> Result<Vec<u64>> {
+        let mut v = Vec::new();
+        decode_f64(data, n, &mut v, layout).map(|_| v.iter().map(|x| x.to_bits()).collect())
     }
 
     #[test]
@@ -391,7 +512,96 @@ mod tests {
         assert!(out.capacity() <= 64);
     }
 
+    /// A value stream of the Java writer (t05, device `p`, first page) and its expected
+    /// present values (IEEE bits, hex per line).
+    fn java_fixture(name: &str) -> (Vec<u8>, Vec<u64>) {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/pages/java");
+        let data = std::fs::read(dir.join(format!("{name}.bin"))).unwrap();
+        let want = std::fs::read_to_string(dir.join(format!("{name}.expected")))
+            .unwrap()
+            .lines()
+            .map(|l| u64::from_str_radix(l, 16).unwrap())
+            .collect();
+        (data, want)
+    }
+
+    #[test]
+    fn test_decode_f32_java_writer_page() {
+        let (data, want) = java_fixture("t05-f32-rlbe");
+        let want: Vec<u32> = want.iter().map(|&w| w as u32).collect();
+        assert_eq!(want.len(), 386);
+        assert_eq!(dec_f32_as(&data, 386, RlbeFloat::FloatDeltas).unwrap(), want);
+        // The same bytes read as the C++ layout are well-formed but almost all wrong.
+        let cpp = dec_f32_as(&data, 386, RlbeFloat::BitDeltas).unwrap();
+        assert_eq!(cpp[0], want[0]);
+        assert!(cpp.iter().zip(&want).filter(|(a, b)| a != b).count() > 350);
+        assert!(dec_f32_as(&data, 385, RlbeFloat::FloatDeltas).is_err());
+        assert!(dec_f32_as(&data[..data.len() - 1], 386, RlbeFloat::FloatDeltas).is_err());
+    }
+
+    #[test]
+    fn test_decode_f64_java_writer_page() {
+        let (data, want) = java_fixture("t05-f64-rlbe");
+        assert_eq!(want.len(), 390);
+        assert_eq!(dec_f64_as(&data, 390, RlbeFloat::FloatDeltas).unwrap(), want);
+        let cpp = dec_f64_as(&data, 390, RlbeFloat::BitDeltas).unwrap();
+        assert!(cpp.iter().zip(&want).filter(|(a, b)| a != b).count() > 350);
+        assert!(dec_f64_as(&data, 391, RlbeFloat::FloatDeltas).is_err());
+    }
+
+    #[test]
+    fn test_decode_java_layout_one_value_and_specials() {
+        for v in [0.0f32, -0.0, 1.5, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, f32::from_bits(1), f32::MIN] {
+            let data = encode_f32_java(&[v], 10_000);
+            assert_eq!(dec_f32_as(&data, 1, RlbeFloat::FloatDeltas).unwrap(), vec![v.to_bits()], "{v}");
+            let d = f64::from(v);
+            let data = encode_f64_java(&[d], 10_000);
+            assert_eq!(dec_f64_as(&data, 1, RlbeFloat::FloatDeltas).unwrap(), vec![d.to_bits()], "{d}");
+        }
+        // -0.0 first keeps its sign (a raw first value, top bit restored); later ±inf/NaN
+        // make every later value of the block NaN, as the Java reader returns them.
+        let vals = [-0.0f64, 2.5, -1.25, f64::INFINITY, 3.0, 4.0];
+        let got = dec_f64_as(&encode_f64_java(&vals, 10_000), 6, RlbeFloat::FloatDeltas).unwrap();
+        assert_eq!(&got[..4], &[(-0.0f64).to_bits(), 2.5f64.to_bits(), (-1.25f64).to_bits(), f64::INFINITY.to_bits()]);
+        assert!(f64::from_bits(got[4]).is_nan() && f64::from_bits(got[5]).is_nan());
+        // A new block starts from a raw value again: blocks of 3 put ±inf and -0.0 first.
+        let vals = [1.0f32, f32::NAN, 2.0, f32::NEG_INFINITY, 0.5, 0.25, -0.0, 7.0, -7.0, 1e30];
+        let data = encode_f32_java(&vals, 3);
+        let got = dec_f32_as(&data, vals.len(), RlbeFloat::FloatDeltas).unwrap();
+        assert_eq!(got[0], 1.0f32.to_bits());
+        assert!(f32::from_bits(got[1]).is_nan() && f32::from_bits(got[2]).is_nan());
+        assert_eq!(got[3], f32::NEG_INFINITY.to_bits());
+        assert!(f32::from_bits(got[4]).is_nan() && f32::from_bits(got[5]).is_nan());
+        let tail: Vec<u32> = vals[6..].iter().map(|v| v.to_bits()).collect();
+        assert_eq!(&got[6..], &tail[..]);
+        // Block counts still bound the page: one value too many or too few fails.
+        assert!(dec_f32_as(&data, vals.len() - 1, RlbeFloat::FloatDeltas).is_err());
+        assert!(dec_f32_as(&data, vals.len() + 1, RlbeFloat::FloatDeltas).is_err());
+    }
+
+    #[test]
+    fn test_decode_java_layout_rounds_like_the_java_reader() {
+        // 1e8 - 1.0 rounds in FLOAT: the stored difference does not give 1.0 back, and the
+        // reader must return what the Java reader returns (1e8 + (1 - 1e8) in FLOAT).
+        let vals = [1e8f32, 1.0, 3.0];
+        let got = dec_f32_as(&encode_f32_java(&vals, 10_000), 3, RlbeFloat::FloatDeltas).unwrap();
+        let second = 1e8f32 + (1.0f32 - 1e8f32);
+        assert_eq!(got, vec![1e8f32.to_bits(), second.to_bits(), (second + (3.0f32 - 1.0f32)).to_bits()]);
+        assert_ne!(second, 1.0);
+    }
+
     proptest! {
+        #[test]
+        fn test_decode_java_layout_round_trip(ints in proptest::collection::vec(-4000i32..4000, 1..300), block in 1usize..40) {
+            // Multiples of 1/4 of moderate size: every FLOAT/DOUBLE difference is exact.
+            let f: Vec<f32> = ints.iter().map(|&i| i as f32 * 0.25).collect();
+            let want: Vec<u32> = f.iter().map(|v| v.to_bits()).collect();
+            prop_assert_eq!(dec_f32_as(&encode_f32_java(&f, block), f.len(), RlbeFloat::FloatDeltas).unwrap(), want);
+            let d: Vec<f64> = ints.iter().map(|&i| f64::from(i) * 0.25 + 1e6).collect();
+            let want: Vec<u64> = d.iter().map(|v| v.to_bits()).collect();
+            prop_assert_eq!(dec_f64_as(&encode_f64_java(&d, block), d.len(), RlbeFloat::FloatDeltas).unwrap(), want);
+        }
+
         #[test]
         fn test_decode_i32_round_trip(vals in proptest::collection::vec(
             prop_oneof![any::<i32>(), Just(i32::MIN), Just(0), -3i32..3], 0..400), block in 1usize..50) {
@@ -429,6 +639,8 @@ mod tests {
         fn test_decode_i64_arbitrary_bytes_never_panic(data in proptest::collection::vec(any::<u8>(), 0..64), n in 0usize..100) {
             let _ = dec_i64(&data, n);
             let _ = dec_f32(&data, n);
+            let _ = dec_f32_as(&data, n, RlbeFloat::FloatDeltas);
+            let _ = dec_f64_as(&data, n, RlbeFloat::FloatDeltas);
         }
     }
 }

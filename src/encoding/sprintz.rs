@@ -12,8 +12,12 @@
 //! `v_i = v_{i−1} + ((alpha · delta) >> q) + e_i`, then `acc −= e_i > 0 ? −delta : delta`
 //! (kept in 32 bits) and `delta = v_i − v_{i−1}`; `s, q = 2, 8` for W = 32 and `3, 16` for
 //! W = 64, all sums wrapping, FLOAT/DOUBLE predicted on their IEEE bits. For W = 64 the product
-//! `alpha · delta` follows [`SprintzProduct`]: exact 128-bit (C++ writer) or wrapped to 64 bits
-//! (Java writer).
+//! `alpha · delta` follows [`SprintzProduct`]: wrapped to 64 bits (Java writer, as in IoTDB;
+//! the default) or exact 128-bit, shifted, then truncated (C++ writer). Nothing in the bytes
+//! tells them apart, and they decode differently as soon as the product leaves 64 bits
+//! (DOUBLE values with fractions do almost at once: their bit patterns differ by ~2^45).
+//! The read layer picks the rule per page from the page statistics
+//! ([`crate::encoding::check`]).
 
 use crate::encoding::bits::BitReader;
 use crate::encoding::gorilla::retag;
@@ -642,9 +646,9 @@ mod tests {
         assert_eq!(dec_i64(&wrap, 9, WRAP).unwrap(), vals);
         assert_ne!(dec_i64(&exact, 9, WRAP).unwrap(), vals);
         assert_ne!(dec_i64(&wrap, 9, EXACT).unwrap(), vals);
-        // The default is the C++ rule.
+        // The default is the Java rule.
         let mut out = Vec::new();
-        decode_i64(&exact, 9, &mut out, SprintzProduct::default()).unwrap();
+        decode_i64(&wrap, 9, &mut out, SprintzProduct::default()).unwrap();
         assert_eq!(out, vals);
     }
 
@@ -802,6 +806,29 @@ mod tests {
         data.push(0x05);
         let err = dec_i32(&data, 3).unwrap_err().to_string();
         assert!(err.contains("SPRINTZ INT32 stream"), "{err}");
+    }
+
+    #[test]
+    fn test_decode_f64_java_writer_page() {
+        // A DOUBLE page of the Java writer (t05, device `p`, first page): 43 blocks and a
+        // tail of 3; fractional values near 104, so the products overflow 64 bits.
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/pages/java");
+        let data = std::fs::read(dir.join("t05-f64-sprintz.bin")).unwrap();
+        let want: Vec<u64> = std::fs::read_to_string(dir.join("t05-f64-sprintz.expected"))
+            .unwrap()
+            .lines()
+            .map(|l| u64::from_str_radix(l, 16).unwrap())
+            .collect();
+        assert_eq!(want.len(), 390);
+        assert_eq!(dec_f64(&data, 390, WRAP).unwrap(), want);
+        assert_eq!(dec_f64(&data, 390, SprintzProduct::default()).unwrap(), want);
+        let cpp = dec_f64(&data, 390, EXACT).unwrap();
+        assert!(cpp.iter().zip(&want).filter(|(a, b)| a != b).count() > 200);
+        // First values of blocks and the GORILLA tail do not depend on the rule.
+        assert_eq!(cpp[..3], want[..3]);
+        assert_eq!(cpp[387..], want[387..]);
+        assert!(dec_f64(&data, 389, WRAP).is_err());
+        assert!(dec_f64(&data[..data.len() - 1], 390, WRAP).is_err());
     }
 
     fn check_i32(vals: &[i32]) -> std::result::Result<(), TestCaseError> {

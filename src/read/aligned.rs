@@ -249,10 +249,10 @@ fn read_chunk_group_with<S: ByteSource>(
     // Decode the value pages of the kept time pages.
     for ((pages, vc), builder) in value_pages.iter().zip(&value_chunks).zip(out.columns.iter_mut()) {
         match (pages, vc) {
-            (Some(pages), Some((chunk, _))) if !pages.is_empty() => {
+            (Some(pages), Some((chunk, meta))) if !pages.is_empty() => {
                 let codec = PageCodec::new(file, &chunk.header)
                     .with_context(|| format!("value chunk at offset {}", chunk.header.offset))?;
-                decode_value_pages(&codec, pages, &plans, opts, builder, budget, bufs)?;
+                decode_value_pages(&codec, pages, &meta.statistics, &plans, opts, builder, budget, bufs)?;
             }
             // Absent chunk, or data_size = 0: every row of the group is null.
             _ => {
@@ -273,9 +273,11 @@ fn read_chunk_group_with<S: ByteSource>(
     Ok(out)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn decode_value_pages(
     codec: &PageCodec<'_>,
     pages: &[RawPage<'_>],
+    chunk_stats: &Statistics,
     plans: &[PagePlan],
     opts: &ReadOptions,
     builder: &mut ColumnBuilder,
@@ -304,6 +306,7 @@ fn decode_value_pages(
                     format!("{} rows, the time page has {rows}", vp.rows),
                 ));
             }
+            builder.set_page_statistics(Some(page.header.statistics.as_ref().unwrap_or(chunk_stats)));
             builder.append_with_bitmap(encoding, vp.values, vp.bitmap, vp.rows, keep.clone(), &opts.decode)?;
             budget.charge(builder.byte_size().saturating_sub(before) as u64)
         })();

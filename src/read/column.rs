@@ -7,9 +7,10 @@
 
 use arrow_buffer::{BooleanBufferBuilder, NullBufferBuilder};
 
-use crate::encoding::{self, BinaryValues, DecodeOptions};
+use crate::encoding::check::{decode_f32_checked, decode_f64_checked, decode_i64_checked};
+use crate::encoding::{self, BinaryValues, DecodeOptions, ValueCheck};
 use crate::error::{Result, TsFileError};
-use crate::format::{Encoding, PhysicalType, TsDataType};
+use crate::format::{Encoding, PhysicalType, Statistics, TsDataType};
 
 /// Values of one column, in the physical representation of its type.
 #[derive(Debug)]
@@ -80,14 +81,15 @@ impl ColumnValues {
         }
     }
 
-    /// Decode `count` values of `encoding` from `data`, appending.
-    fn decode(&mut self, encoding: Encoding, data_type: TsDataType, data: &[u8], count: usize, opts: &DecodeOptions) -> Result<()> {
+    /// Decode `count` values of `encoding` from `data`, appending; `check` (the page's
+    /// statistics) picks the writer's semantics where they matter ([`encoding::check`]).
+    fn decode(&mut self, encoding: Encoding, data_type: TsDataType, data: &[u8], count: usize, opts: &DecodeOptions, check: Option<&ValueCheck>) -> Result<()> {
         match self {
             ColumnValues::Boolean(b) => encoding::decode_bool(encoding, data, count, b, opts),
             ColumnValues::Int32(v) => encoding::decode_i32(encoding, data, count, v, opts),
-            ColumnValues::Int64(v) => encoding::decode_i64(encoding, data, count, v, opts),
-            ColumnValues::Float(v) => encoding::decode_f32(encoding, data, count, v, opts),
-            ColumnValues::Double(v) => encoding::decode_f64(encoding, data, count, v, opts),
+            ColumnValues::Int64(v) => decode_i64_checked(encoding, data, count, v, opts, check),
+            ColumnValues::Float(v) => decode_f32_checked(encoding, data, count, v, opts, check),
+            ColumnValues::Double(v) => decode_f64_checked(encoding, data, count, v, opts, check),
             ColumnValues::Binary(v) => encoding::decode_binary(encoding, data_type, data, count, v, opts),
         }
     }
@@ -97,6 +99,7 @@ impl ColumnValues {
     /// TS_2DIFF integers, PLAIN) or both, else all `count`. Returns the indices of the values
     /// appended, which cover `window`; the stream past the window is not read (nor, when a
     /// skipped window reaches the last value, checked for trailing bytes).
+    #[allow(clippy::too_many_arguments)]
     fn decode_window(
         &mut self,
         encoding: Encoding,
@@ -105,6 +108,7 @@ impl ColumnValues {
         count: usize,
         window: std::ops::Range<usize>,
         opts: &DecodeOptions,
+        check: Option<&ValueCheck>,
     ) -> Result<std::ops::Range<usize>> {
         use crate::encoding::{gorilla, plain, ts2diff};
         let n = window.end;
@@ -112,7 +116,7 @@ impl ColumnValues {
         // (decoded with its end checks).
         let skips = matches!(encoding, Encoding::Ts2Diff | Encoding::Plain);
         if n >= count && (window.start == 0 || !skips) {
-            self.decode(encoding, data_type, data, count, opts)?;
+            self.decode(encoding, data_type, data, count, opts, check)?;
             return Ok(0..count);
         }
         let bits = match self {
@@ -153,7 +157,7 @@ impl ColumnValues {
                 start
             }
             (_, this) => {
-                this.decode(encoding, data_type, data, count, opts)?;
+                this.decode(encoding, data_type, data, count, opts, check)?;
                 return Ok(0..count);
             }
         };
@@ -213,6 +217,8 @@ pub struct ColumnBuilder {
     values: ColumnValues,
     validity: NullBufferBuilder,
     scratch: Option<Box<ColumnValues>>,
+    /// Statistics of the page being appended, when the caller set them.
+    check: Option<ValueCheck>,
 }
 
 impl ColumnBuilder {
@@ -221,7 +227,7 @@ impl ColumnBuilder {
         let p = data_type
             .physical()
             .ok_or_else(|| TsFileError::unsupported(format!("values of type {data_type}")))?;
-        Ok(ColumnBuilder { data_type, values: ColumnValues::new(p), validity: NullBufferBuilder::new(0), scratch: None })
+        Ok(ColumnBuilder { data_type, values: ColumnValues::new(p), validity: NullBufferBuilder::new(0), scratch: None, check: None })
     }
 
     /// The column's TsFile type.
@@ -266,10 +272,22 @@ impl ColumnBuilder {
         }
     }
 
+    /// The statistics of the next pages appended (the page's own, or its chunk's for a
+    /// single-page chunk): where the Java and C++ writers' semantics differ, the decoded
+    /// values must agree with them ([`encoding::check`]). `None` decodes unchecked.
+    pub fn set_page_statistics(&mut self, stats: Option<&Statistics>) {
+        self.check = stats.and_then(ValueCheck::from_statistics);
+    }
+
+    /// [`ColumnBuilder::set_page_statistics`] with the check already derived.
+    pub fn set_page_check(&mut self, check: Option<ValueCheck>) {
+        self.check = check;
+    }
+
     /// Decode `count` present values and append them as non-null rows.
     pub fn append_dense(&mut self, encoding: Encoding, data: &[u8], count: usize, opts: &DecodeOptions) -> Result<()> {
         let before = self.values.len();
-        self.values.decode(encoding, self.data_type, data, count, opts)?;
+        self.values.decode(encoding, self.data_type, data, count, opts, self.check.as_ref())?;
         let added = self.values.len() - before;
         if added != count {
             return Err(TsFileError::corrupt("value stream", None, format!("decoded {added} values, expected {count}")));
@@ -301,7 +319,7 @@ impl ColumnBuilder {
             let keep = keep.start.min(rows)..keep.end.min(rows);
             let first_value = count_present(bitmap, keep.start);
             let end_value = if keep.end < rows { count_present(bitmap, keep.end) } else { present };
-            let held = scratch.decode_window(encoding, self.data_type, data, present, first_value..end_value, opts)?;
+            let held = scratch.decode_window(encoding, self.data_type, data, present, first_value..end_value, opts, self.check.as_ref())?;
             if scratch.len() != held.len() || held.start > first_value || held.end < end_value {
                 return Err(TsFileError::corrupt(
                     "value stream",
@@ -334,7 +352,7 @@ impl ColumnBuilder {
         let mut scratch = self.scratch();
         let r = (|| {
             // Only the kept rows (and what the encoding must decode to reach them).
-            let held = scratch.decode_window(encoding, self.data_type, data, count, keep.clone(), opts)?;
+            let held = scratch.decode_window(encoding, self.data_type, data, count, keep.clone(), opts, self.check.as_ref())?;
             if scratch.len() != held.len() || held.start > keep.start || held.end < keep.end {
                 return Err(TsFileError::corrupt("value stream", None, format!("decoded {} values, expected {count}", scratch.len())));
             }

@@ -18,6 +18,7 @@ use std::collections::VecDeque;
 
 use bytes::Bytes;
 
+use crate::encoding::ValueCheck;
 use crate::error::{Result, ResultExt, TsFileError};
 use crate::format::chunk::{PageHeader, PageIter, RawPage};
 use crate::format::{ByteSource, ChunkHeader, ChunkMetadata, Encoding, FileReader, Statistics, TimeseriesMetadata, TsDataType};
@@ -49,8 +50,9 @@ struct OpenChunk {
     encoding: Encoding,
     /// The file's page decryptor (none for plaintext files).
     decryptor: Option<std::sync::Arc<dyn crate::format::reader::PageDecryptor>>,
-    /// Pages to decode (already filtered), with their statistics' value count.
-    pages: VecDeque<(usize, PageHeader, u64)>,
+    /// Pages to decode (already filtered), with their statistics' value count and the
+    /// check those statistics make on the values.
+    pages: VecDeque<(usize, PageHeader, u64, Option<ValueCheck>)>,
 }
 
 /// One series being merged.
@@ -121,8 +123,8 @@ impl SeriesCursor {
                 return Ok(Some(*t));
             }
             let next_page = self.chunk.as_mut().and_then(|c| c.pages.pop_front());
-            if let Some((index, page, count)) = next_page {
-                self.decode_page(index, &page, count, opts, budget)?;
+            if let Some((index, page, count, check)) = next_page {
+                self.decode_page(index, &page, count, check, opts, budget)?;
                 continue;
             }
             self.chunk = None;
@@ -173,20 +175,20 @@ impl SeriesCursor {
         }
         counts.total += headers.len();
         counts.pruned += keep.iter().filter(|k| !**k).count();
-        let counts_of: Vec<u64> = stats.iter().map(|s| s.count).collect();
+        let counts_of: Vec<(u64, Option<ValueCheck>)> = stats.iter().map(|s| (s.count, ValueCheck::from_statistics(s))).collect();
         let pages = headers
             .into_iter()
             .zip(counts_of)
             .zip(keep)
             .enumerate()
             .filter(|(_, (_, k))| *k)
-            .map(|(i, ((p, n), _))| (i, p, n))
+            .map(|(i, ((p, (n, c)), _))| (i, p, n, c))
             .collect();
         Ok(OpenChunk { header: chunk.header.clone(), data: chunk.data, encoding, decryptor, pages })
     }
 
     /// Decode one page into `times` (and `values`), within the time range.
-    fn decode_page(&mut self, index: usize, page: &PageHeader, count: u64, opts: &ReadOptions, budget: &DecodeBudget) -> Result<()> {
+    fn decode_page(&mut self, index: usize, page: &PageHeader, count: u64, check: Option<ValueCheck>, opts: &ReadOptions, budget: &DecodeBudget) -> Result<()> {
         let Some(chunk) = &self.chunk else { return Ok(()) };
         let start = page
             .data_offset
@@ -210,6 +212,7 @@ impl SeriesCursor {
             let mut charged = self.raw_times.len() * 8;
             self.values = match &mut self.decoder {
                 Some(d) => {
+                    d.set_page_check(check);
                     d.append_range(encoding, value_stream, rows, keep, &opts.decode)?;
                     charged += d.byte_size();
                     Some(d.take().0)

@@ -68,6 +68,7 @@ pub fn read_series_in<S: ByteSource>(
                 let (time_stream, value_stream) = split_nonaligned(data)?;
                 let keep = decode_time_window(opts.nonaligned_time_encoding, time_stream, stats.count, opts.time_range, &opts.decode, &mut page_times)?;
                 let before = values.byte_size();
+                values.set_page_statistics(Some(stats));
                 values.append_range(encoding, value_stream, rows, keep, &opts.decode)?;
                 times.extend_from_slice(&page_times);
                 budget.charge((page_times.len() * 8 + values.byte_size().saturating_sub(before)) as u64)

@@ -9,6 +9,7 @@ mod corpus_structure;
 mod corrupt;
 mod encryption;
 mod java;
+mod java_encodings;
 mod layering;
 mod limits;
 mod malformed;
