@@ -133,8 +133,13 @@ fn bench_decoders(c: &mut Criterion) {
         b.iter(|| {
             let mut buf = Vec::new();
             for p in &all {
-                datafusion_tsfile::compression::decompress_into(p.compression, black_box(&p.compressed), p.uncompressed_size, &mut buf)
-                    .expect("lz4");
+                datafusion_tsfile::compression::decompress_into(
+                    p.compression,
+                    black_box(&p.compressed),
+                    p.uncompressed_size,
+                    &mut buf,
+                )
+                .expect("lz4");
             }
             buf.len()
         })

@@ -352,7 +352,9 @@ impl Val {
 
     fn same(&self, o: &Val) -> bool {
         match (self, o) {
-            (Val::Float(a), Val::Float(b)) => a == b || (a - b).abs() <= 1e-9 * a.abs().max(b.abs()) || (a.is_nan() && b.is_nan()),
+            (Val::Float(a), Val::Float(b)) => {
+                a == b || (a - b).abs() <= 1e-9 * a.abs().max(b.abs()) || (a.is_nan() && b.is_nan())
+            }
             (Val::Int(a), Val::Int(b)) => a == b,
             (Val::Bool(a), Val::Bool(b)) => a == b,
             (Val::Str(a), Val::Str(b)) => a == b,
@@ -398,7 +400,9 @@ impl Answer {
 
     fn describe(&self) -> String {
         match self {
-            Answer::Rows { columns, rows, checksum } => format!("{rows} rows, checksum {checksum:016x}, columns [{}]", columns.join(", ")),
+            Answer::Rows { columns, rows, checksum } => {
+                format!("{rows} rows, checksum {checksum:016x}, columns [{}]", columns.join(", "))
+            }
             Answer::Table(t) => {
                 let shown: Vec<String> = t
                     .iter()
@@ -652,7 +656,13 @@ fn command_output(cmd: &str, args: &[&str]) -> Option<String> {
 
 fn machine_facts() -> String {
     let nproc = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
-    let cpu = read("/proc/cpuinfo").lines().find(|l| l.starts_with("model name")).and_then(|l| l.split(':').nth(1)).unwrap_or("?").trim().to_string();
+    let cpu = read("/proc/cpuinfo")
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split(':').nth(1))
+        .unwrap_or("?")
+        .trim()
+        .to_string();
     let mem_kb: u64 = read("/proc/meminfo")
         .lines()
         .find(|l| l.starts_with("MemTotal"))
@@ -838,7 +848,9 @@ fn render_size(rep: &SizeReport, args: &Args) -> String {
 fn update_markdown(path: &Path, sections: &[(String, String)]) -> BoxResult<()> {
     let old = std::fs::read_to_string(path).unwrap_or_default();
     let (before, inner, after) = match (old.find(MD_BEGIN), old.find(MD_END)) {
-        (Some(b), Some(e)) if b < e => (old[..b].to_string(), old[b + MD_BEGIN.len()..e].to_string(), old[e + MD_END.len()..].to_string()),
+        (Some(b), Some(e)) if b < e => {
+            (old[..b].to_string(), old[b + MD_BEGIN.len()..e].to_string(), old[e + MD_END.len()..].to_string())
+        }
         _ => {
             let pre = if old.trim().is_empty() { PREAMBLE.to_string() } else { format!("{}\n\n", old.trim_end()) };
             (pre, String::new(), "\n".to_string())
@@ -971,7 +983,11 @@ async fn rss_child(size: &str, args: &Args) -> BoxResult<()> {
             rows += b?.num_rows();
             batches += 1;
         }
-        println!("rows={rows} batches={batches} seconds={:.3} setup_hwm_mib={setup_hwm:.1} hwm_mib={:.1}", t0.elapsed().as_secs_f64(), vm_hwm_mib());
+        println!(
+            "rows={rows} batches={batches} seconds={:.3} setup_hwm_mib={setup_hwm:.1} hwm_mib={:.1}",
+            t0.elapsed().as_secs_f64(),
+            vm_hwm_mib()
+        );
     }
     Ok(())
 }
@@ -1036,7 +1052,10 @@ async fn rss_scan(size: &str, args: &Args) -> BoxResult<()> {
         command_line(),
         machine_facts()
     );
-    let _ = writeln!(s, "| table | partitions | max RSS (MiB, time -v) | VmHWM at end (MiB) | VmHWM after setup (MiB) | rows | scan time |");
+    let _ = writeln!(
+        s,
+        "| table | partitions | max RSS (MiB, time -v) | VmHWM at end (MiB) | VmHWM after setup (MiB) | rows | scan time |"
+    );
     let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|");
     for r in rows_md {
         let _ = writeln!(s, "{r}");

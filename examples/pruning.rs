@@ -18,7 +18,8 @@ async fn main() -> datafusion::common::Result<()> {
         Some(q) => vec![q.clone()],
         None => vec![
             "SELECT count(*) FROM t WHERE device = 'ws-central-0-0'".into(),
-            "SELECT count(*) FROM t WHERE time BETWEEN TIMESTAMP '2024-01-02T00:00:00' AND TIMESTAMP '2024-01-02T00:30:00'".into(),
+            "SELECT count(*) FROM t WHERE time BETWEEN TIMESTAMP '2024-01-02T00:00:00' AND TIMESTAMP '2024-01-02T00:30:00'"
+                .into(),
             "SELECT count(*) FROM t WHERE region = 'north' AND energy_wh > 9000000".into(),
         ],
     };

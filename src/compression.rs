@@ -61,12 +61,7 @@ pub fn decompress(codec: Compression, input: &[u8], uncompressed_size: usize) ->
 ///
 /// The buffer's capacity is reused, so decoding many pages through one `Vec` allocates only
 /// when a page is larger than every previous one. On error `out` is left empty.
-pub fn decompress_into(
-    codec: Compression,
-    input: &[u8],
-    uncompressed_size: usize,
-    out: &mut Vec<u8>,
-) -> Result<()> {
+pub fn decompress_into(codec: Compression, input: &[u8], uncompressed_size: usize, out: &mut Vec<u8>) -> Result<()> {
     let n = uncompressed_size;
     let result = if n == 0 && input.is_empty() {
         out.clear();
@@ -87,10 +82,7 @@ pub fn decompress_into(
         Ok(()) => {
             let produced = out.len();
             out.clear();
-            Err(error(
-                codec,
-                format!("produced {produced} bytes, page declares {n}"),
-            ))
+            Err(error(codec, format!("produced {produced} bytes, page declares {n}")))
         }
         Err(detail) => {
             out.clear();
@@ -100,10 +92,7 @@ pub fn decompress_into(
 }
 
 fn error(codec: Compression, detail: String) -> TsFileError {
-    TsFileError::Decompress {
-        codec: codec.name(),
-        detail,
-    }
+    TsFileError::Decompress { codec: codec.name(), detail }
 }
 
 /// Per-codec failures are plain strings; [`decompress_into`] adds the codec name.
@@ -135,10 +124,7 @@ fn sized(out: &mut Vec<u8>, n: usize) -> &mut [u8] {
 
 fn uncompressed(input: &[u8], n: usize, out: &mut Vec<u8>) -> CodecResult {
     if input.len() != n {
-        return Err(format!(
-            "page stores {} bytes but declares {n}",
-            input.len()
-        ));
+        return Err(format!("page stores {} bytes but declares {n}", input.len()));
     }
     out.clear();
     out.extend_from_slice(input);
@@ -149,14 +135,10 @@ fn snappy(input: &[u8], n: usize, out: &mut Vec<u8>) -> CodecResult {
     // The block starts with its own uncompressed length: check it before allocating.
     let declared = snap::raw::decompress_len(input).map_err(|e| e.to_string())?;
     if declared != n {
-        return Err(format!(
-            "snappy block declares {declared} bytes, page declares {n}"
-        ));
+        return Err(format!("snappy block declares {declared} bytes, page declares {n}"));
     }
     let buf = sized(out, n);
-    let written = snap::raw::Decoder::new()
-        .decompress(input, buf)
-        .map_err(|e| e.to_string())?;
+    let written = snap::raw::Decoder::new().decompress(input, buf).map_err(|e| e.to_string())?;
     out.truncate(written);
     Ok(())
 }
@@ -179,18 +161,14 @@ fn gzip(input: &[u8], n: usize, out: &mut Vec<u8>) -> CodecResult {
 /// Read `reader` to its end into `out`, but never more than `n + 1` bytes: a stream longer
 /// than `n` bytes is an error as soon as byte `n + 1` arrives, however long it would be.
 fn read_bounded<R: Read>(reader: &mut R, n: usize, out: &mut Vec<u8>) -> CodecResult {
-    let cap = n
-        .checked_add(1)
-        .ok_or_else(|| format!("declared size {n} is too large"))?;
+    let cap = n.checked_add(1).ok_or_else(|| format!("declared size {n} is too large"))?;
     out.clear();
     out.resize(cap, 0);
     let mut filled = 0;
     loop {
         if filled > n {
             out.clear();
-            return Err(format!(
-                "stream decompresses to more than the declared {n} bytes"
-            ));
+            return Err(format!("stream decompresses to more than the declared {n} bytes"));
         }
         let Some(dest) = out.get_mut(filled..) else {
             return Err("internal buffer accounting error".to_string());
@@ -234,9 +212,7 @@ fn zstd(input: &[u8], n: usize, out: &mut Vec<u8>) -> CodecResult {
     // A frame usually records its content size: compare before allocating.
     match zstd::zstd_safe::get_frame_content_size(input) {
         Ok(Some(size)) if size != n as u64 => {
-            return Err(format!(
-                "zstd frame declares {size} bytes, page declares {n}"
-            ));
+            return Err(format!("zstd frame declares {size} bytes, page declares {n}"));
         }
         Ok(_) => {}
         Err(_) => return Err("not a zstd frame (bad magic or truncated frame header)".to_string()),
@@ -249,9 +225,7 @@ fn zstd(input: &[u8], n: usize, out: &mut Vec<u8>) -> CodecResult {
             Some(d) => d,
             None => slot.insert(zstd::bulk::Decompressor::new().map_err(|e| e.to_string())?),
         };
-        decompressor
-            .decompress_to_buffer(input, buf)
-            .map_err(|e| e.to_string())
+        decompressor.decompress_to_buffer(input, buf).map_err(|e| e.to_string())
     })?;
     out.truncate(written);
     Ok(())
@@ -262,9 +236,7 @@ fn lzma2(input: &[u8], n: usize, out: &mut Vec<u8>) -> CodecResult {
     // up front: the LZMA2 chunk headers state every chunk's size, and their sum must match.
     let total = xz_declared_size(input)?;
     if total != n as u64 {
-        return Err(format!(
-            "xz stream declares {total} bytes, page declares {n}"
-        ));
+        return Err(format!("xz stream declares {total} bytes, page declares {n}"));
     }
     out.clear();
     out.reserve(n);
@@ -282,10 +254,7 @@ struct BoundedWriter<'a> {
 impl Write for BoundedWriter<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         if buf.len() > self.limit.saturating_sub(self.out.len()) {
-            return Err(io::Error::other(format!(
-                "stream decompresses to more than the declared {} bytes",
-                self.limit
-            )));
+            return Err(io::Error::other(format!("stream decompresses to more than the declared {} bytes", self.limit)));
         }
         self.out.extend_from_slice(buf);
         Ok(buf.len())
@@ -305,9 +274,7 @@ fn xz_declared_size(input: &[u8]) -> std::result::Result<u64, String> {
     const LZMA2_FILTER_ID: u64 = 0x21;
     let truncated = || "truncated xz stream".to_string();
     let byte = |pos: usize| input.get(pos).copied().ok_or_else(truncated);
-    let be16 = |pos: usize| -> std::result::Result<u64, String> {
-        Ok(u64::from(byte(pos)?) << 8 | u64::from(byte(pos + 1)?))
-    };
+    let be16 = |pos: usize| -> std::result::Result<u64, String> { Ok(u64::from(byte(pos)?) << 8 | u64::from(byte(pos + 1)?)) };
 
     if input.len() < 12 || input.get(..6) != Some(MAGIC) {
         return Err("missing xz stream header magic".to_string());
@@ -337,9 +304,7 @@ fn xz_declared_size(input: &[u8]) -> std::result::Result<u64, String> {
         let header = input.get(pos..header_end).ok_or_else(truncated)?;
         let flags = header.get(1).copied().ok_or_else(truncated)?;
         if flags & 0x03 != 0 {
-            return Err(
-                "xz block uses a filter chain; only a single LZMA2 filter is supported".into(),
-            );
+            return Err("xz block uses a filter chain; only a single LZMA2 filter is supported".into());
         }
         let mut hp = 2usize;
         if flags & 0x40 != 0 {
@@ -363,9 +328,7 @@ fn xz_declared_size(input: &[u8]) -> std::result::Result<u64, String> {
                     let size = be16(pos)? + 1;
                     (size, 2 + size)
                 }
-                0x03..=0x7F => {
-                    return Err(format!("invalid LZMA2 chunk control byte 0x{control:02x}"))
-                }
+                0x03..=0x7F => return Err(format!("invalid LZMA2 chunk control byte 0x{control:02x}")),
                 _ => {
                     let unpacked = (u64::from(control & 0x1F) << 16 | be16(pos)?) + 1;
                     let packed = be16(pos + 2)? + 1;
@@ -406,9 +369,7 @@ fn xz_check_footer(input: &[u8], index_start: usize) -> CodecResult {
     let backward = u64::from(u32::from_le_bytes(size));
     let index_len = (footer_start - index_start) as u64;
     if (backward + 1) * 4 != index_len {
-        return Err(format!(
-            "xz footer's backward size {backward} does not match the {index_len}-byte index"
-        ));
+        return Err(format!("xz footer's backward size {backward} does not match the {index_len}-byte index"));
     }
     Ok(())
 }
@@ -452,12 +413,7 @@ fn lzo(input: &[u8], n: usize, out: &mut Vec<u8>) -> CodecResult {
 ///
 /// Every match carries 0–3 trailing literals in its low two bits ("state").
 fn lzo1x_decompress(input: &[u8], out: &mut [u8]) -> std::result::Result<usize, String> {
-    let mut lzo = LzoState {
-        input,
-        ip: 0,
-        out,
-        op: 0,
-    };
+    let mut lzo = LzoState { input, ip: 0, out, op: 0 };
     // Literals copied by the previous instruction (4 = a long literal run).
     let mut state: usize = 0;
     let first = lzo.byte()?;
@@ -514,9 +470,7 @@ fn lzo1x_decompress(input: &[u8], out: &mut [u8]) -> std::result::Result<usize, 
     }
     let trailing_input = lzo.input.len() - lzo.ip;
     if trailing_input != 0 {
-        return Err(format!(
-            "{trailing_input} bytes after the LZO end-of-stream marker"
-        ));
+        return Err(format!("{trailing_input} bytes after the LZO end-of-stream marker"));
     }
     Ok(lzo.op)
 }
@@ -531,11 +485,7 @@ struct LzoState<'a> {
 
 impl LzoState<'_> {
     fn byte(&mut self) -> std::result::Result<u8, String> {
-        let b = self
-            .input
-            .get(self.ip)
-            .copied()
-            .ok_or("truncated LZO stream")?;
+        let b = self.input.get(self.ip).copied().ok_or("truncated LZO stream")?;
         self.ip += 1;
         Ok(b)
     }
@@ -556,37 +506,23 @@ impl LzoState<'_> {
         loop {
             let b = self.byte()?;
             if b != 0 {
-                return len
-                    .checked_add(usize::from(b))
-                    .ok_or_else(|| "LZO length overflow".into());
+                return len.checked_add(usize::from(b)).ok_or_else(|| "LZO length overflow".into());
             }
             len = len.checked_add(255).ok_or("LZO length overflow")?;
         }
     }
 
     fn output_full(&self, len: usize) -> String {
-        format!(
-            "stream decompresses to more than the declared {} bytes (at {} needs {len} more)",
-            self.out.len(),
-            self.op
-        )
+        format!("stream decompresses to more than the declared {} bytes (at {} needs {len} more)", self.out.len(), self.op)
     }
 
     fn literals(&mut self, len: usize) -> std::result::Result<(), String> {
         if len == 0 {
             return Ok(());
         }
-        let src = self
-            .ip
-            .checked_add(len)
-            .and_then(|end| self.input.get(self.ip..end))
-            .ok_or("truncated LZO literal run")?;
+        let src = self.ip.checked_add(len).and_then(|end| self.input.get(self.ip..end)).ok_or("truncated LZO literal run")?;
         let out_len = self.out.len();
-        let dst = self
-            .op
-            .checked_add(len)
-            .filter(|&end| end <= out_len)
-            .and_then(|end| self.out.get_mut(self.op..end));
+        let dst = self.op.checked_add(len).filter(|&end| end <= out_len).and_then(|end| self.out.get_mut(self.op..end));
         let Some(dst) = dst else {
             return Err(self.output_full(len));
         };
@@ -598,10 +534,7 @@ impl LzoState<'_> {
 
     fn copy_match(&mut self, distance: usize, len: usize) -> std::result::Result<(), String> {
         if distance > self.op {
-            return Err(format!(
-                "LZO match distance {distance} reaches before the start of the output (at {})",
-                self.op
-            ));
+            return Err(format!("LZO match distance {distance} reaches before the start of the output (at {})", self.op));
         }
         let end = match self.op.checked_add(len) {
             Some(end) if end <= self.out.len() => end,
@@ -646,8 +579,7 @@ mod tests {
             Compression::Uncompressed => data.to_vec(),
             Compression::Snappy => snap::raw::Encoder::new().compress_vec(data).unwrap(),
             Compression::Gzip => {
-                let mut e =
-                    flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+                let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
                 e.write_all(data).unwrap();
                 e.finish().unwrap()
             }
@@ -683,10 +615,7 @@ mod tests {
 
     fn assert_decompress_error(result: Result<Vec<u8>>, codec: Compression) -> String {
         match result {
-            Err(TsFileError::Decompress {
-                codec: name,
-                detail,
-            }) => {
+            Err(TsFileError::Decompress { codec: name, detail }) => {
                 assert_eq!(name, codec.name());
                 detail
             }
@@ -700,8 +629,7 @@ mod tests {
             for len in [1usize, 7, 100, 4096, 70_000, 300_000] {
                 let data = sample(len);
                 let packed = compress(codec, &data);
-                let got = decompress(codec, &packed, data.len())
-                    .unwrap_or_else(|e| panic!("{codec} len {len}: {e}"));
+                let got = decompress(codec, &packed, data.len()).unwrap_or_else(|e| panic!("{codec} len {len}: {e}"));
                 assert!(got == data, "{codec} len {len}: content differs");
             }
         }
@@ -709,9 +637,7 @@ mod tests {
 
     #[test]
     fn test_decompress_round_trip_uncompressible_and_zero_data() {
-        let noise: Vec<u8> = (0..50_000u32)
-            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
-            .collect();
+        let noise: Vec<u8> = (0..50_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
         let zeros = vec![0u8; 200_000];
         for codec in ALL {
             for data in [&noise, &zeros] {
@@ -727,93 +653,53 @@ mod tests {
         // data = b"".join(b"ts=%d,temperature=%d.%d;" % (1700000000000 + i*1000, 20 + i % 7,
         // i % 10) for i in range(40)); 1360 bytes, CRC-32 0x9e2a2afc.
         const PACKED: &[u8] = &[
-            0x17, 0x74, 0x73, 0x3d, 0x31, 0x37, 0x30, 0x28, 0x00, 0x00, 0x0f, 0x2c, 0x74, 0x65,
-            0x6d, 0x70, 0x65, 0x72, 0x61, 0x74, 0x75, 0x72, 0x65, 0x3d, 0x32, 0x30, 0x2e, 0x30,
-            0x3b, 0x2a, 0x85, 0x00, 0x31, 0x2f, 0x87, 0x00, 0x31, 0x2e, 0x31, 0x2b, 0x85, 0x00,
-            0x32, 0x2f, 0x87, 0x00, 0x32, 0x2e, 0x32, 0x2b, 0x85, 0x00, 0x33, 0x2f, 0x87, 0x00,
-            0x33, 0x2e, 0x33, 0x2b, 0x85, 0x00, 0x34, 0x2f, 0x87, 0x00, 0x34, 0x2e, 0x34, 0x2b,
-            0x85, 0x00, 0x35, 0x2f, 0x87, 0x00, 0x35, 0x2e, 0x35, 0x2b, 0x85, 0x00, 0x36, 0x2f,
-            0x87, 0x00, 0x36, 0x2e, 0x36, 0x2b, 0x84, 0x00, 0x7c, 0x00, 0x2e, 0xb5, 0x03, 0x37,
-            0x2b, 0x85, 0x00, 0x38, 0x31, 0xb5, 0x03, 0x38, 0x2b, 0x85, 0x00, 0x39, 0x31, 0xb5,
-            0x03, 0x39, 0x2a, 0x84, 0x00, 0x60, 0x26, 0x2f, 0xb4, 0x03, 0x2b, 0x4d, 0x05, 0x31,
-            0x30, 0x4d, 0x05, 0x34, 0x2c, 0x4d, 0x05, 0x31, 0x30, 0x4d, 0x05, 0x35, 0x2c, 0x4d,
-            0x05, 0x31, 0x30, 0x4d, 0x05, 0x36, 0x2c, 0x4d, 0x05, 0x31, 0x30, 0x4d, 0x05, 0x30,
-            0x2c, 0x4d, 0x05, 0x31, 0x30, 0x4d, 0x05, 0x31, 0x2c, 0x4d, 0x05, 0x31, 0x30, 0x4d,
-            0x05, 0x32, 0x2c, 0x4c, 0x05, 0x9c, 0x00, 0x2e, 0xb4, 0x03, 0x2b, 0x4d, 0x05, 0x31,
-            0x30, 0x4d, 0x05, 0x34, 0x2c, 0x4d, 0x05, 0x31, 0x30, 0x4d, 0x05, 0x35, 0x2c, 0x4c,
-            0x05, 0x78, 0x21, 0x2f, 0xb4, 0x03, 0x2b, 0x4d, 0x05, 0x32, 0x30, 0x4d, 0x05, 0x30,
-            0x2c, 0x4d, 0x05, 0x32, 0x30, 0x4d, 0x05, 0x31, 0x2c, 0x4d, 0x05, 0x32, 0x30, 0x4d,
-            0x05, 0x32, 0x2c, 0x4d, 0x05, 0x32, 0x30, 0x4d, 0x05, 0x33, 0x2c, 0x4d, 0x05, 0x32,
-            0x30, 0x4d, 0x05, 0x34, 0x2c, 0x4d, 0x05, 0x32, 0x30, 0x4d, 0x05, 0x35, 0x2c, 0x4d,
-            0x05, 0x32, 0x30, 0x4d, 0x05, 0x36, 0x2c, 0x4d, 0x05, 0x32, 0x30, 0x4d, 0x05, 0x30,
-            0x2c, 0x4d, 0x05, 0x32, 0x30, 0x4d, 0x05, 0x31, 0x2c, 0x4c, 0x05, 0x70, 0x1d, 0x2f,
-            0xb4, 0x03, 0x2b, 0x4d, 0x05, 0x33, 0x30, 0x4d, 0x05, 0x33, 0x2c, 0x4d, 0x05, 0x33,
-            0x30, 0x4d, 0x05, 0x34, 0x2c, 0x4d, 0x05, 0x33, 0x30, 0x4d, 0x05, 0x35, 0x2c, 0x4d,
-            0x05, 0x33, 0x30, 0x4d, 0x05, 0x36, 0x2c, 0x4d, 0x05, 0x33, 0x30, 0x4d, 0x05, 0x30,
-            0x2c, 0x4d, 0x05, 0x33, 0x30, 0x4d, 0x05, 0x31, 0x2c, 0x4d, 0x05, 0x33, 0x30, 0x4d,
-            0x05, 0x32, 0x2c, 0x4d, 0x05, 0x33, 0x30, 0x4d, 0x05, 0x33, 0x2c, 0x4d, 0x05, 0x33,
-            0x30, 0x4d, 0x05, 0x34, 0x4c, 0x2a, 0x11, 0x00, 0x00,
+            0x17, 0x74, 0x73, 0x3d, 0x31, 0x37, 0x30, 0x28, 0x00, 0x00, 0x0f, 0x2c, 0x74, 0x65, 0x6d, 0x70, 0x65, 0x72, 0x61,
+            0x74, 0x75, 0x72, 0x65, 0x3d, 0x32, 0x30, 0x2e, 0x30, 0x3b, 0x2a, 0x85, 0x00, 0x31, 0x2f, 0x87, 0x00, 0x31, 0x2e,
+            0x31, 0x2b, 0x85, 0x00, 0x32, 0x2f, 0x87, 0x00, 0x32, 0x2e, 0x32, 0x2b, 0x85, 0x00, 0x33, 0x2f, 0x87, 0x00, 0x33,
+            0x2e, 0x33, 0x2b, 0x85, 0x00, 0x34, 0x2f, 0x87, 0x00, 0x34, 0x2e, 0x34, 0x2b, 0x85, 0x00, 0x35, 0x2f, 0x87, 0x00,
+            0x35, 0x2e, 0x35, 0x2b, 0x85, 0x00, 0x36, 0x2f, 0x87, 0x00, 0x36, 0x2e, 0x36, 0x2b, 0x84, 0x00, 0x7c, 0x00, 0x2e,
+            0xb5, 0x03, 0x37, 0x2b, 0x85, 0x00, 0x38, 0x31, 0xb5, 0x03, 0x38, 0x2b, 0x85, 0x00, 0x39, 0x31, 0xb5, 0x03, 0x39,
+            0x2a, 0x84, 0x00, 0x60, 0x26, 0x2f, 0xb4, 0x03, 0x2b, 0x4d, 0x05, 0x31, 0x30, 0x4d, 0x05, 0x34, 0x2c, 0x4d, 0x05,
+            0x31, 0x30, 0x4d, 0x05, 0x35, 0x2c, 0x4d, 0x05, 0x31, 0x30, 0x4d, 0x05, 0x36, 0x2c, 0x4d, 0x05, 0x31, 0x30, 0x4d,
+            0x05, 0x30, 0x2c, 0x4d, 0x05, 0x31, 0x30, 0x4d, 0x05, 0x31, 0x2c, 0x4d, 0x05, 0x31, 0x30, 0x4d, 0x05, 0x32, 0x2c,
+            0x4c, 0x05, 0x9c, 0x00, 0x2e, 0xb4, 0x03, 0x2b, 0x4d, 0x05, 0x31, 0x30, 0x4d, 0x05, 0x34, 0x2c, 0x4d, 0x05, 0x31,
+            0x30, 0x4d, 0x05, 0x35, 0x2c, 0x4c, 0x05, 0x78, 0x21, 0x2f, 0xb4, 0x03, 0x2b, 0x4d, 0x05, 0x32, 0x30, 0x4d, 0x05,
+            0x30, 0x2c, 0x4d, 0x05, 0x32, 0x30, 0x4d, 0x05, 0x31, 0x2c, 0x4d, 0x05, 0x32, 0x30, 0x4d, 0x05, 0x32, 0x2c, 0x4d,
+            0x05, 0x32, 0x30, 0x4d, 0x05, 0x33, 0x2c, 0x4d, 0x05, 0x32, 0x30, 0x4d, 0x05, 0x34, 0x2c, 0x4d, 0x05, 0x32, 0x30,
+            0x4d, 0x05, 0x35, 0x2c, 0x4d, 0x05, 0x32, 0x30, 0x4d, 0x05, 0x36, 0x2c, 0x4d, 0x05, 0x32, 0x30, 0x4d, 0x05, 0x30,
+            0x2c, 0x4d, 0x05, 0x32, 0x30, 0x4d, 0x05, 0x31, 0x2c, 0x4c, 0x05, 0x70, 0x1d, 0x2f, 0xb4, 0x03, 0x2b, 0x4d, 0x05,
+            0x33, 0x30, 0x4d, 0x05, 0x33, 0x2c, 0x4d, 0x05, 0x33, 0x30, 0x4d, 0x05, 0x34, 0x2c, 0x4d, 0x05, 0x33, 0x30, 0x4d,
+            0x05, 0x35, 0x2c, 0x4d, 0x05, 0x33, 0x30, 0x4d, 0x05, 0x36, 0x2c, 0x4d, 0x05, 0x33, 0x30, 0x4d, 0x05, 0x30, 0x2c,
+            0x4d, 0x05, 0x33, 0x30, 0x4d, 0x05, 0x31, 0x2c, 0x4d, 0x05, 0x33, 0x30, 0x4d, 0x05, 0x32, 0x2c, 0x4d, 0x05, 0x33,
+            0x30, 0x4d, 0x05, 0x33, 0x2c, 0x4d, 0x05, 0x33, 0x30, 0x4d, 0x05, 0x34, 0x4c, 0x2a, 0x11, 0x00, 0x00,
         ];
         let mut expected = Vec::new();
         for i in 0..40u64 {
-            let line = format!(
-                "ts={},temperature={}.{};",
-                1_700_000_000_000 + i * 1000,
-                20 + i % 7,
-                i % 10
-            );
+            let line = format!("ts={},temperature={}.{};", 1_700_000_000_000 + i * 1000, 20 + i % 7, i % 10);
             expected.extend_from_slice(line.as_bytes());
         }
         assert_eq!(expected.len(), 1360);
-        assert_eq!(
-            decompress(Compression::Lzo, PACKED, 1360).unwrap(),
-            expected
-        );
+        assert_eq!(decompress(Compression::Lzo, PACKED, 1360).unwrap(), expected);
         assert_eq!(crc32(&expected), 0x9e2a_2afc);
     }
 
     #[test]
     fn test_decompress_lzo_hand_made_streams() {
         // Literal run of 4 via the first byte (21 = 17 + 4), then the end marker.
-        assert_eq!(
-            decompress(
-                Compression::Lzo,
-                &[21, b'a', b'b', b'c', b'd', 0x11, 0, 0],
-                4
-            )
-            .unwrap(),
-            b"abcd"
-        );
+        assert_eq!(decompress(Compression::Lzo, &[21, b'a', b'b', b'c', b'd', 0x11, 0, 0], 4).unwrap(), b"abcd");
         // Literal "ab" (first byte 19), then M2 length 3 distance 2 (0x40 | 1 << 2, H 0), end.
-        let got = decompress(
-            Compression::Lzo,
-            &[19, b'a', b'b', 0x44, 0x00, 0x11, 0, 0],
-            5,
-        )
-        .unwrap();
+        let got = decompress(Compression::Lzo, &[19, b'a', b'b', 0x44, 0x00, 0x11, 0, 0], 5).unwrap();
         assert_eq!(got, b"ababa");
         // The encoding of zero bytes is just the end marker.
         assert_eq!(decompress(Compression::Lzo, &[0x11, 0, 0], 0).unwrap(), b"");
         // Long end marker (length field 0) is malformed.
-        assert_decompress_error(
-            decompress(Compression::Lzo, &[0x10, 0x01, 0, 0], 0),
-            Compression::Lzo,
-        );
+        assert_decompress_error(decompress(Compression::Lzo, &[0x10, 0x01, 0, 0], 0), Compression::Lzo);
         // A match reaching before the start of the output (M2 distance 4 after 2 bytes).
-        let detail = assert_decompress_error(
-            decompress(
-                Compression::Lzo,
-                &[19, b'a', b'b', 0x4C, 0x00, 0x11, 0, 0],
-                5,
-            ),
-            Compression::Lzo,
-        );
+        let detail =
+            assert_decompress_error(decompress(Compression::Lzo, &[19, b'a', b'b', 0x4C, 0x00, 0x11, 0, 0], 5), Compression::Lzo);
         assert!(detail.contains("distance"), "{detail}");
         // Bytes after the end marker.
-        assert_decompress_error(
-            decompress(Compression::Lzo, &[0x11, 0, 0, 0], 0),
-            Compression::Lzo,
-        );
+        assert_decompress_error(decompress(Compression::Lzo, &[0x11, 0, 0, 0], 0), Compression::Lzo);
     }
 
     #[test]
@@ -821,13 +707,7 @@ mod tests {
         let big = sample(100_000);
         let small = sample(1000);
         let mut out = Vec::new();
-        decompress_into(
-            Compression::Lz4,
-            &compress(Compression::Lz4, &big),
-            big.len(),
-            &mut out,
-        )
-        .unwrap();
+        decompress_into(Compression::Lz4, &compress(Compression::Lz4, &big), big.len(), &mut out).unwrap();
         assert_eq!(out, big);
         let capacity = out.capacity();
         let ptr = out.as_ptr();
@@ -895,9 +775,7 @@ mod tests {
 
     #[test]
     fn test_decompress_garbage_input() {
-        let garbage: Vec<u8> = (0..4000u32)
-            .map(|i| (i.wrapping_mul(0x9E37_79B9) >> 11) as u8)
-            .collect();
+        let garbage: Vec<u8> = (0..4000u32).map(|i| (i.wrapping_mul(0x9E37_79B9) >> 11) as u8).collect();
         for codec in ALL {
             if codec == Compression::Uncompressed {
                 continue;
@@ -911,12 +789,7 @@ mod tests {
     #[test]
     fn test_decompress_trailing_bytes_rejected() {
         let data = sample(3000);
-        for codec in [
-            Compression::Gzip,
-            Compression::Lzo,
-            Compression::Lzma2,
-            Compression::Uncompressed,
-        ] {
+        for codec in [Compression::Gzip, Compression::Lzo, Compression::Lzma2, Compression::Uncompressed] {
             let mut packed = compress(codec, &data);
             packed.extend_from_slice(&[0x55; 8]);
             assert_decompress_error(decompress(codec, &packed, data.len()), codec);
@@ -970,17 +843,9 @@ mod tests {
     #[test]
     fn test_decompress_empty_page() {
         for codec in ALL {
-            assert_eq!(
-                decompress(codec, &[], 0).unwrap(),
-                Vec::<u8>::new(),
-                "{codec}"
-            );
+            assert_eq!(decompress(codec, &[], 0).unwrap(), Vec::<u8>::new(), "{codec}");
             let packed = compress(codec, &[]);
-            assert_eq!(
-                decompress(codec, &packed, 0).unwrap(),
-                Vec::<u8>::new(),
-                "{codec}"
-            );
+            assert_eq!(decompress(codec, &packed, 0).unwrap(), Vec::<u8>::new(), "{codec}");
             if codec != Compression::Uncompressed {
                 assert_decompress_error(decompress(codec, &[], 1), codec);
             }
@@ -1006,26 +871,16 @@ mod tests {
         let xz = std::fs::read(pages_dir().join("bomb-zeros-10MiB.xz")).unwrap();
         assert!(xz.len() < 2000);
         assert_eq!(xz_declared_size(&xz).unwrap(), 10 * 1024 * 1024);
-        let detail =
-            assert_decompress_error(decompress(Compression::Lzma2, &xz, 100), Compression::Lzma2);
+        let detail = assert_decompress_error(decompress(Compression::Lzma2, &xz, 100), Compression::Lzma2);
         assert!(detail.contains("declares 10485760"), "{detail}");
         // ZSTD without a content size in the frame header: the fixed buffer stops it.
         let mut c = zstd::bulk::Compressor::new(19).unwrap();
         c.include_contentsize(false).unwrap();
         let packed = c.compress(&zeros).unwrap();
-        assert_eq!(
-            zstd::zstd_safe::get_frame_content_size(&packed).unwrap(),
-            None
-        );
-        assert_decompress_error(
-            decompress(Compression::Zstd, &packed, 100),
-            Compression::Zstd,
-        );
+        assert_eq!(zstd::zstd_safe::get_frame_content_size(&packed).unwrap(), None);
+        assert_decompress_error(decompress(Compression::Zstd, &packed, 100), Compression::Zstd);
         // An absurd declared size for a tiny input is refused before allocating.
-        let detail = assert_decompress_error(
-            decompress(Compression::Lz4, &[0x10, 0x41], usize::MAX),
-            Compression::Lz4,
-        );
+        let detail = assert_decompress_error(decompress(Compression::Lz4, &[0x10, 0x41], usize::MAX), Compression::Lz4);
         assert!(detail.contains("can expand to"), "{detail}");
     }
 
@@ -1055,10 +910,7 @@ mod tests {
     #[test]
     fn test_bounded_writer_refuses_overflow() {
         let mut out = Vec::new();
-        let mut w = BoundedWriter {
-            out: &mut out,
-            limit: 10,
-        };
+        let mut w = BoundedWriter { out: &mut out, limit: 10 };
         assert!(w.write_all(&[1; 10]).is_ok());
         assert!(w.write_all(&[1]).is_err());
         assert_eq!(out.len(), 10);
@@ -1091,15 +943,9 @@ mod tests {
 
     #[test]
     fn test_decompress_uncompressed_size_mismatch() {
-        let detail = assert_decompress_error(
-            decompress(Compression::Uncompressed, b"abc", 4),
-            Compression::Uncompressed,
-        );
+        let detail = assert_decompress_error(decompress(Compression::Uncompressed, b"abc", 4), Compression::Uncompressed);
         assert!(detail.contains("stores 3 bytes"), "{detail}");
-        assert_eq!(
-            decompress(Compression::Uncompressed, b"abc", 3).unwrap(),
-            b"abc"
-        );
+        assert_eq!(decompress(Compression::Uncompressed, b"abc", 3).unwrap(), b"abc");
     }
 
     fn crc32(data: &[u8]) -> u32 {
@@ -1126,15 +972,10 @@ mod tests {
             let size: usize = size.parse().unwrap();
             let input = std::fs::read(dir.join(file)).unwrap();
             assert_eq!(input.len(), packed_size.parse::<usize>().unwrap(), "{file}");
-            decompress_into(codec, &input, size, &mut out)
-                .unwrap_or_else(|e| panic!("{file}: {e}"));
+            decompress_into(codec, &input, size, &mut out).unwrap_or_else(|e| panic!("{file}: {e}"));
             assert_eq!(out.len(), size, "{file}");
             if crc != "-" {
-                assert_eq!(
-                    format!("{:08x}", crc32(&out)),
-                    crc,
-                    "{file}: content differs"
-                );
+                assert_eq!(format!("{:08x}", crc32(&out)), crc, "{file}: content differs");
             }
             *seen.entry(codec.name()).or_insert(0) += 1;
         }
@@ -1146,10 +987,7 @@ mod tests {
         // Pages written by the Apache TsFile C++ writer (tests/data/pages/pages.tsv).
         let seen = check_pages(&pages_dir());
         for codec in ALL {
-            assert!(
-                seen.get(codec.name()).copied().unwrap_or(0) >= 2,
-                "no {codec} fixture"
-            );
+            assert!(seen.get(codec.name()).copied().unwrap_or(0) >= 2, "no {codec} fixture");
         }
         // Optional full check: TSFILE_PAGES_DIR=<dir from `extract_pages.py --all`>.
         if let Some(dir) = std::env::var_os("TSFILE_PAGES_DIR") {

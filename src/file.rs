@@ -161,9 +161,7 @@ impl TsFile {
         match crate::crypto::unlock(&mut reader, &options.keys) {
             Ok(()) => {}
             // A key problem leaves metadata readable; reading values reports it.
-            Err(TsFileError::Encrypted { detail }) => {
-                reader.set_decryptor(Arc::new(crate::crypto::PageCipher::Locked(detail)))
-            }
+            Err(TsFileError::Encrypted { detail }) => reader.set_decryptor(Arc::new(crate::crypto::PageCipher::Locked(detail))),
             Err(e) => return Err(e.in_file(&name)),
         }
         Ok(TsFile { reader, name, options })
@@ -254,9 +252,9 @@ impl TsFile {
         let time_name = full.field(0).name().clone();
         let mut fields: Vec<(String, crate::format::TsDataType)> = Vec::new();
         for n in &names {
-            let f = full.field_with_name(n).map_err(|_| {
-                TsFileError::NotFound { what: format!("column '{n}' in table '{table}'") }.in_file(&self.name)
-            })?;
+            let f = full
+                .field_with_name(n)
+                .map_err(|_| TsFileError::NotFound { what: format!("column '{n}' in table '{table}'") }.in_file(&self.name))?;
             out_fields.push(f.clone());
             if *n == time_name {
                 outputs.push(ColumnSource::Time);
@@ -305,7 +303,12 @@ impl TsFile {
     /// the device's measurements sorted by name, or the given ones in that order), merged
     /// on the union of the series' timestamps (an aligned device: the rows of its time
     /// column).
-    pub fn read_tree_device(&self, device: &DeviceId, measurements: Option<&[&str]>, time_range: Option<(i64, i64)>) -> Result<RecordBatch> {
+    pub fn read_tree_device(
+        &self,
+        device: &DeviceId,
+        measurements: Option<&[&str]>,
+        time_range: Option<(i64, i64)>,
+    ) -> Result<RecordBatch> {
         self.check_readable()?;
         let ctx = |e: TsFileError| e.context(format!("device {device}")).in_file(&self.name);
         let entry = self
@@ -351,7 +354,12 @@ impl TsFile {
 
 impl TsFile {
     /// Rows of an aligned tree device: its chunk groups decoded one after the other.
-    fn read_aligned_rows(&self, time: &crate::format::TimeseriesMetadata, series: &[crate::format::TimeseriesMetadata], opts: &ReadOptions) -> Result<crate::read::tree::DeviceRows> {
+    fn read_aligned_rows(
+        &self,
+        time: &crate::format::TimeseriesMetadata,
+        series: &[crate::format::TimeseriesMetadata],
+        opts: &ReadOptions,
+    ) -> Result<crate::read::tree::DeviceRows> {
         let values: Vec<Option<&crate::format::TimeseriesMetadata>> = series.iter().map(Some).collect();
         let types: Vec<crate::format::TsDataType> = series.iter().map(|s| s.data_type).collect();
         let budget = DecodeBudget::for_options(opts);

@@ -17,10 +17,10 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod arrow;
-#[cfg(feature = "datafusion")]
-pub mod datafusion;
 pub mod compression;
 pub mod crypto;
+#[cfg(feature = "datafusion")]
+pub mod datafusion;
 pub mod encoding;
 pub mod error;
 pub mod file;

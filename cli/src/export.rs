@@ -73,7 +73,6 @@ pub struct ExportArgs {
     #[arg(long, value_name = "KEY", hide_default_value = true)]
     master_key: Option<String>,
 
-
     /// Print nothing but errors.
     #[arg(short, long)]
     quiet: bool,
@@ -110,7 +109,8 @@ pub async fn run(args: ExportArgs) -> Result<(), String> {
             return Err(format!("{} exists; pass --force to replace it", job.out.display()));
         }
     }
-    let props = WriterProperties::builder().set_compression(compression).set_max_row_group_row_count(Some(args.row_group_rows)).build();
+    let props =
+        WriterProperties::builder().set_compression(compression).set_max_row_group_row_count(Some(args.row_group_rows)).build();
     for job in jobs {
         export_one(&ctx, &job, &options, &args, props.clone()).await?;
     }
@@ -187,7 +187,13 @@ async fn list_inputs(ctx: &SessionContext, inputs: &[String]) -> Result<Vec<Stri
     Ok(files)
 }
 
-async fn export_one(ctx: &SessionContext, job: &Job, options: &TsFileReadOptions, args: &ExportArgs, props: WriterProperties) -> Result<(), String> {
+async fn export_one(
+    ctx: &SessionContext,
+    job: &Job,
+    options: &TsFileReadOptions,
+    args: &ExportArgs,
+    props: WriterProperties,
+) -> Result<(), String> {
     let start = Instant::now();
     let what = job.inputs.join(", ");
     let fail = |e: &dyn std::fmt::Display| format!("exporting {what}: {e}");
@@ -238,7 +244,8 @@ async fn export_one(ctx: &SessionContext, job: &Job, options: &TsFileReadOptions
             return Err(e);
         }
     };
-    std::fs::rename(&partial, &job.out).map_err(|e| format!("cannot move {} to {}: {e}", partial.display(), job.out.display()))?;
+    std::fs::rename(&partial, &job.out)
+        .map_err(|e| format!("cannot move {} to {}: {e}", partial.display(), job.out.display()))?;
     let bytes = std::fs::metadata(&job.out).map(|m| m.len()).unwrap_or(0);
     let secs = start.elapsed().as_secs_f64();
     if !args.quiet {
@@ -286,9 +293,11 @@ fn progress_bar(total: Option<u64>, quiet: bool) -> ProgressBar {
     }
     let bar = match total {
         Some(n) => ProgressBar::new(n).with_style(
-            ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} rows, {msg} ({rows_per_sec}, ETA {eta})")
-                .map(with_rate)
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} rows, {msg} ({rows_per_sec}, ETA {eta})",
+            )
+            .map(with_rate)
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
         ),
         None => ProgressBar::new_spinner().with_style(
             ProgressStyle::with_template("{spinner} [{elapsed_precise}] {human_pos} rows, {msg} ({rows_per_sec})")

@@ -7,9 +7,7 @@ use std::collections::BTreeMap;
 
 use datafusion_tsfile::format::chunk::{ChunkHeaderSuffix, PageIter};
 use datafusion_tsfile::format::scan::{scan_data_section, ScanReport};
-use datafusion_tsfile::format::{
-    ByteSource, FileReader, LocalFile, Statistics, TimeseriesMetadata, ValueStatistics,
-};
+use datafusion_tsfile::format::{ByteSource, FileReader, LocalFile, Statistics, TimeseriesMetadata, ValueStatistics};
 use datafusion_tsfile::TsFileError;
 use serde_json::{json, Map, Value};
 
@@ -308,12 +306,7 @@ pub fn render(v: &Value) -> String {
             let pages: u64 = chunks.iter().filter_map(|c| c["pages"].as_u64()).sum();
             let name = s["measurement"].as_str().unwrap_or("");
             let name = if name.is_empty() { "(time)" } else { name };
-            line(format!(
-                "    {:<16} {:<9} {}",
-                name,
-                s["data_type"].as_str().unwrap_or(""),
-                stats_line(&s["statistics"])
-            ));
+            line(format!("    {:<16} {:<9} {}", name, s["data_type"].as_str().unwrap_or(""), stats_line(&s["statistics"])));
             line(format!("      {} chunk(s), {} page(s)", chunks.len(), pages));
             for c in &chunks {
                 line(format!(
@@ -342,7 +335,8 @@ pub fn render(v: &Value) -> String {
             None if p.get("redacted_bytes").is_some() => format!("<{} bytes, not shown>", p["redacted_bytes"]),
             None => "null".to_string(),
             Some(h) => {
-                let bytes: Vec<u8> = (0..h.len() / 2).filter_map(|i| u8::from_str_radix(h.get(2 * i..2 * i + 2)?, 16).ok()).collect();
+                let bytes: Vec<u8> =
+                    (0..h.len() / 2).filter_map(|i| u8::from_str_radix(h.get(2 * i..2 * i + 2)?, 16).ok()).collect();
                 match String::from_utf8(bytes) {
                     Ok(s) => format!("{s:?}"),
                     Err(_) => format!("0x{h}"),

@@ -18,9 +18,7 @@ pub fn parse_size(text: &str, label: &str) -> Result<usize, String> {
         _ => return Err(format!("invalid {label} '{text}': unknown unit '{suffix}' (b, k, m, g, t)")),
     };
     let n: u64 = num.parse().map_err(|_| format!("invalid {label} '{text}'"))?;
-    n.checked_mul(1u64 << shift)
-        .and_then(|b| usize::try_from(b).ok())
-        .ok_or_else(|| format!("{label} '{text}' is too large"))
+    n.checked_mul(1u64 << shift).and_then(|b| usize::try_from(b).ok()).ok_or_else(|| format!("{label} '{text}' is too large"))
 }
 
 #[cfg(test)]

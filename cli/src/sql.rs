@@ -133,7 +133,11 @@ fn parse_command(command: &str) -> Result<String, String> {
 
 /// A session as datafusion-cli builds it (runtime limits, dynamic object stores, URL
 /// tables, its table functions), plus the TsFile format and `tsfile_metadata`.
-pub fn session(config: SessionConfig, runtime: RuntimeEnvBuilder, registry: Arc<InstrumentedObjectStoreRegistry>) -> Result<SessionContext> {
+pub fn session(
+    config: SessionConfig,
+    runtime: RuntimeEnvBuilder,
+    registry: Arc<InstrumentedObjectStoreRegistry>,
+) -> Result<SessionContext> {
     let runtime = runtime.with_object_store_registry(registry).build_arc()?;
     let ctx = SessionContext::new_with_config_rt(config, runtime).enable_url_table();
     register_tsfile_format(&ctx)?;
@@ -176,9 +180,8 @@ fn runtime(args: &SqlArgs) -> Result<RuntimeEnvBuilder> {
         rt = rt.with_memory_pool(pool);
     }
     if let Some(limit) = args.disk_limit {
-        let builder = DiskManagerBuilder::default()
-            .with_mode(DiskManagerMode::OsTmpDirectory)
-            .with_max_temp_directory_size(limit as u64);
+        let builder =
+            DiskManagerBuilder::default().with_mode(DiskManagerMode::OsTmpDirectory).with_max_temp_directory_size(limit as u64);
         rt = rt.with_disk_manager_builder(builder);
     }
     Ok(rt)
@@ -245,20 +248,19 @@ async fn run_inner(args: SqlArgs) -> Result<()> {
         println!("tsfile sql (DataFusion CLI v{DATAFUSION_CLI_VERSION}, with TsFile support)");
     }
     if let Some(dir) = &args.data_path {
-        std::env::set_current_dir(dir).map_err(|e| datafusion::error::DataFusionError::External(format!("cannot enter '{dir}': {e}").into()))?;
+        std::env::set_current_dir(dir)
+            .map_err(|e| datafusion::error::DataFusionError::External(format!("cannot enter '{dir}': {e}").into()))?;
     }
     let registry = Arc::new(InstrumentedObjectStoreRegistry::new().with_profile_mode(args.object_store_profiling));
     let ctx = session(session_config(&args)?, runtime(&args)?, registry.clone())?;
     if let Some(key) = crate::keys::master_key(args.master_key.as_deref()) {
         // A session default of every TsFile table (URL tables and DDL alike).
-        ctx.state_ref()
-            .write()
-            .table_options_mut()
-            .set("tsfile.master_key", &key)
-            .map_err(|_| datafusion::error::DataFusionError::Configuration(format!(
+        ctx.state_ref().write().table_options_mut().set("tsfile.master_key", &key).map_err(|_| {
+            datafusion::error::DataFusionError::Configuration(format!(
                 "--master-key / {}: expected 32 hex digits or 16 characters (the value is not shown)",
                 crate::keys::ENV
-            )))?;
+            ))
+        })?;
     }
     let mut print_options = PrintOptions {
         format: args.format,

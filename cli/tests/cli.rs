@@ -32,7 +32,16 @@ fn test_inspect_and_json_on_every_corpus_file() {
         assert!(ok, "{p}: {err}");
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert_eq!(v["version"], 4);
-        for key in ["tables", "table_index_keys", "devices", "chunk_groups", "markers", "bloom_filter", "properties", "operation_index_ranges"] {
+        for key in [
+            "tables",
+            "table_index_keys",
+            "devices",
+            "chunk_groups",
+            "markers",
+            "bloom_filter",
+            "properties",
+            "operation_index_ranges",
+        ] {
             assert!(v.get(key).is_some(), "{p}: no {key}");
         }
         let (ok, out, err) = tsfile(&["inspect", "--scan", p]);
@@ -179,7 +188,14 @@ fn test_create_external_table_then_select() {
     let (ok, out, err) = tsfile_in_root(&["sql", "-q", "--format", "csv", "-f", script.to_str().unwrap()]);
     assert!(ok, "{err}");
     assert_eq!(out.trim(), format!("devices\n{}", facts["device_count"]));
-    let (ok, out, err) = tsfile_in_root(&["sql", "-q", "--format", "table", "-c", "SELECT count(*) AS n FROM 'data/sample.tsfile' WHERE device = 'ws-central-0-0'"]);
+    let (ok, out, err) = tsfile_in_root(&[
+        "sql",
+        "-q",
+        "--format",
+        "table",
+        "-c",
+        "SELECT count(*) AS n FROM 'data/sample.tsfile' WHERE device = 'ws-central-0-0'",
+    ]);
     assert!(ok, "{err}");
     assert!(out.contains(&format!("| {} |", facts["rows_first_device"]["rows"])), "{out}");
     std::fs::remove_dir_all(dir).unwrap();
@@ -188,8 +204,10 @@ fn test_create_external_table_then_select() {
 #[test]
 fn test_tsfile_metadata_function() {
     let facts = sample_facts();
-    let rows = sql_rows(&["SELECT category, count(*) AS series, sum(point_count) AS points, min(start_time) AS t0, max(end_time) AS t1 \
-                          FROM tsfile_metadata('data/sample.tsfile') WHERE category = 'TIME' GROUP BY category"]);
+    let rows = sql_rows(&[
+        "SELECT category, count(*) AS series, sum(point_count) AS points, min(start_time) AS t0, max(end_time) AS t1 \
+                          FROM tsfile_metadata('data/sample.tsfile') WHERE category = 'TIME' GROUP BY category",
+    ]);
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0]["series"], facts["device_count"]);
     assert_eq!(rows[0]["points"], facts["row_count"]);
@@ -200,7 +218,10 @@ fn test_tsfile_metadata_function() {
                           FROM tsfile_metadata('data/sample.tsfile') WHERE device = 'weather.central.central-site-0.ws-central-0-0' ORDER BY measurement"]);
     let by_name = |n: &str| rows.iter().find(|r| r["measurement"] == n).unwrap_or_else(|| panic!("{n} in {rows:?}")).clone();
     let t = by_name("temperature");
-    assert_eq!((t["data_type"].as_str(), t["encoding"].as_str(), t["compression"].as_str()), (Some("DOUBLE"), Some("GORILLA"), Some("LZ4")));
+    assert_eq!(
+        (t["data_type"].as_str(), t["encoding"].as_str(), t["compression"].as_str()),
+        (Some("DOUBLE"), Some("GORILLA"), Some("LZ4"))
+    );
     assert_eq!(t["aligned"], true);
     assert_eq!(t["t"], "weather");
     assert_eq!(by_name("status")["encoding"], "PLAIN");
@@ -233,7 +254,10 @@ fn test_sql_errors_are_one_clear_line() {
     assert_sql_error(&format!("SELECT * FROM '{d}/missing.tsfile'"), "missing.tsfile");
     assert_sql_error(&format!("SELECT * FROM '{d}/readme.tsfile'"), "readme.tsfile");
     assert_sql_error(&format!("SELECT count(*) FROM '{d}/cut.tsfile'"), "cut.tsfile");
-    assert_sql_error("CREATE EXTERNAL TABLE t STORED AS TSFILE LOCATION 'data/sample.tsfile' OPTIONS ('tsfile.table' 'nope')", "nope");
+    assert_sql_error(
+        "CREATE EXTERNAL TABLE t STORED AS TSFILE LOCATION 'data/sample.tsfile' OPTIONS ('tsfile.table' 'nope')",
+        "nope",
+    );
     assert_sql_error(&format!("SELECT * FROM tsfile_metadata('{d}/cut.tsfile')"), "tail magic");
     assert_sql_error("SELECT * FROM tsfile_metadata(42)", "tsfile_metadata");
     std::fs::remove_dir_all(dir).unwrap();
@@ -267,11 +291,14 @@ fn test_export_to_parquet_reads_back_the_same_rows() {
     let dir = scratch("export");
     let out = dir.join("north.parquet");
     let o = out.to_str().unwrap();
-    let (ok, stdout, err) = tsfile_in_root(&["export", "data/sample.tsfile", "--to", o, "--where", "region = 'north'", "--compression", "zstd"]);
+    let (ok, stdout, err) =
+        tsfile_in_root(&["export", "data/sample.tsfile", "--to", o, "--where", "region = 'north'", "--compression", "zstd"]);
     assert!(ok, "{err}");
     assert!(stdout.starts_with("exported 200,680 rows"), "{stdout}");
     assert!(!dir.join("north.parquet.partial").exists());
-    let q = |from: &str| format!("SELECT count(*) AS n, sum(energy_wh) AS e, count(humidity) AS h, count(DISTINCT device) AS d, max(time) AS t FROM {from} WHERE region = 'north'");
+    let q = |from: &str| {
+        format!("SELECT count(*) AS n, sum(energy_wh) AS e, count(humidity) AS h, count(DISTINCT device) AS d, max(time) AS t FROM {from} WHERE region = 'north'")
+    };
     let from_parquet = sql_rows(&[&q(&format!("'{o}'"))]);
     let from_tsfile = sql_rows(&[&q("'data/sample.tsfile'")]);
     assert_eq!(from_parquet, from_tsfile);
@@ -322,7 +349,8 @@ fn test_encrypted_files_with_flag_env_and_without_key() {
     let (ok, out, err) = tsfile_with_env_key(&["sql", "-q", "--format", "nd-json", "--master-key", KEY, "-c", q], None);
     assert!(ok, "{err}");
     assert_eq!(out.trim(), want);
-    let (ok, out, err) = tsfile_with_env_key(&["sql", "-q", "--format", "nd-json", "-c", q], Some("747366696c652d72732d6d6173746572"));
+    let (ok, out, err) =
+        tsfile_with_env_key(&["sql", "-q", "--format", "nd-json", "-c", q], Some("747366696c652d72732d6d6173746572"));
     assert!(ok, "{err}");
     assert_eq!(out.trim(), want);
     // No key: whole-table sums come from the (plaintext) statistics; reading values is one

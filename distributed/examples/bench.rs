@@ -91,7 +91,10 @@ async fn bench(args: Args) -> Result<()> {
     let b = local.sql("SELECT min(time), max(time) FROM t").await?.collect().await?;
     let col = |i: usize| -> Result<i64> {
         let a = b.first().map(|b| b.column(i).clone()).ok_or_else(|| DataFusionError::Execution("no time range".into()))?;
-        let a = a.as_any().downcast_ref::<TimestampMillisecondArray>().ok_or_else(|| DataFusionError::Execution("time is not in ms".into()))?;
+        let a = a
+            .as_any()
+            .downcast_ref::<TimestampMillisecondArray>()
+            .ok_or_else(|| DataFusionError::Execution("time is not in ms".into()))?;
         if a.is_null(0) {
             return Err(DataFusionError::Execution("empty table".into()));
         }

@@ -129,7 +129,14 @@ pub async fn run_scheduler(config: SchedulerConfig) -> Result<()> {
 
 /// Executor settings with the TsFile codecs: `port` serves shuffle data (Arrow Flight),
 /// the scheduler is at `scheduler_host:scheduler_port`, `keys` open encrypted files.
-pub fn executor_config(bind_host: &str, port: u16, scheduler_host: &str, scheduler_port: u16, vcores: usize, keys: EncryptionKeys) -> ExecutorProcessConfig {
+pub fn executor_config(
+    bind_host: &str,
+    port: u16,
+    scheduler_host: &str,
+    scheduler_port: u16,
+    vcores: usize,
+    keys: EncryptionKeys,
+) -> ExecutorProcessConfig {
     let codecs = Codecs::new(keys);
     ExecutorProcessConfig {
         bind_host: bind_host.to_string(),

@@ -20,7 +20,10 @@ use tsfile_ballista::InProcessCluster;
 const WORKLOADS: &[(&str, &str)] = &[
     ("scan_all", "SELECT * FROM weather"),
     ("one_field", "SELECT time, temperature FROM weather"),
-    ("time_range", "SELECT * FROM weather WHERE time BETWEEN TIMESTAMP '2024-01-02T06:00:00' AND TIMESTAMP '2024-01-02T06:33:44'"),
+    (
+        "time_range",
+        "SELECT * FROM weather WHERE time BETWEEN TIMESTAMP '2024-01-02T06:00:00' AND TIMESTAMP '2024-01-02T06:33:44'",
+    ),
     ("one_device", "SELECT * FROM weather WHERE device = 'ws-north-3-7'"),
     ("agg_global", "SELECT count(*), round(avg(temperature), 6), max(pressure) FROM weather"),
     ("agg_by_device", "SELECT device, count(*), round(avg(temperature), 6), max(pressure) FROM weather GROUP BY device"),
@@ -66,7 +69,8 @@ fn answer(batches: &[RecordBatch]) -> Answer {
         rows += b.num_rows();
         if rows <= 1000 {
             let fmt = FormatOptions::default();
-            let cols: Vec<ArrayFormatter> = b.columns().iter().map(|c| ArrayFormatter::try_new(c.as_ref(), &fmt).unwrap()).collect();
+            let cols: Vec<ArrayFormatter> =
+                b.columns().iter().map(|c| ArrayFormatter::try_new(c.as_ref(), &fmt).unwrap()).collect();
             for i in 0..b.num_rows() {
                 small.push(cols.iter().map(|c| c.value(i).to_string()).collect::<Vec<_>>().join("|"));
             }

@@ -42,7 +42,9 @@ fuzz_target!(|data: &[u8]| {
     }
     h.extend_from_slice(&[dt, comp, enc]);
     let Ok(header) = ChunkHeader::parse(&mut Cursor::new(&h, 0), Default::default()) else { return };
-    let (Ok(data_type), Ok(encoding), Ok(codec)) = (header.data_type(), header.encoding(), PageCodec::with_decryptor(&header, None)) else {
+    let (Ok(data_type), Ok(encoding), Ok(codec)) =
+        (header.data_type(), header.encoding(), PageCodec::with_decryptor(&header, None))
+    else {
         return;
     };
     let Ok(pages) = PageIter::new(&header, region) else { return };

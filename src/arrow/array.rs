@@ -4,9 +4,8 @@ use std::sync::Arc;
 
 use arrow_array::types::Int32Type;
 use arrow_array::{
-    ArrayRef, BinaryArray, BooleanArray, Date32Array, DictionaryArray, Float32Array, Float64Array,
-    Int32Array, Int64Array, StringArray, TimestampMicrosecondArray, TimestampMillisecondArray,
-    TimestampNanosecondArray,
+    ArrayRef, BinaryArray, BooleanArray, Date32Array, DictionaryArray, Float32Array, Float64Array, Int32Array, Int64Array,
+    StringArray, TimestampMicrosecondArray, TimestampMillisecondArray, TimestampNanosecondArray,
 };
 use arrow_buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 
@@ -158,9 +157,8 @@ pub fn build_array(
         (TsDataType::Double, ColumnValues::Double(v)) => Arc::new(Float64Array::new(v.into(), nulls)),
         (TsDataType::Text | TsDataType::String, ColumnValues::Binary(v)) => {
             let (offsets, data) = binary_parts(v);
-            let a = StringArray::try_new(offsets, data, nulls).map_err(|e| {
-                TsFileError::corrupt("string value", None, format!("column '{column}': {e}"))
-            })?;
+            let a = StringArray::try_new(offsets, data, nulls)
+                .map_err(|e| TsFileError::corrupt("string value", None, format!("column '{column}': {e}")))?;
             Arc::new(a)
         }
         (TsDataType::Blob | TsDataType::Object, ColumnValues::Binary(v)) => {

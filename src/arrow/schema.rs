@@ -60,11 +60,7 @@ impl TimeUnit {
             "us" | "microsecond" | "microseconds" => TimeUnit::Microsecond,
             "ns" | "nanosecond" | "nanoseconds" => TimeUnit::Nanosecond,
             "raw" | "int64" => TimeUnit::Raw,
-            other => {
-                return Err(TsFileError::InvalidArgument(format!(
-                    "time_unit '{other}': expected ms, us, ns or raw"
-                )))
-            }
+            other => return Err(TsFileError::InvalidArgument(format!("time_unit '{other}': expected ms, us, ns or raw"))),
         })
     }
 
@@ -103,10 +99,7 @@ pub fn value_data_type(data_type: TsDataType, unit: TimeUnit) -> Result<DataType
 }
 
 fn with_meta(field: Field, category: &str, ty: &str) -> Field {
-    field.with_metadata(HashMap::from([
-        (CATEGORY_KEY.to_string(), category.to_string()),
-        (TYPE_KEY.to_string(), ty.to_string()),
-    ]))
+    field.with_metadata(HashMap::from([(CATEGORY_KEY.to_string(), category.to_string()), (TYPE_KEY.to_string(), ty.to_string())]))
 }
 
 /// The time column's name: the schema's TIME-category column, else `time`.

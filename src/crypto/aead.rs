@@ -41,7 +41,9 @@ pub const GCM_TAG_LEN: usize = 16;
 pub fn aad_prefix(h: &FileEncryptionHeader) -> Vec<u8> {
     let mut a = Vec::with_capacity(64 + h.provider_id.len() + h.profile_id.len());
     a.extend_from_slice(&2i32.to_be_bytes());
-    for part in [h.provider_id.as_bytes(), h.profile_id.as_bytes(), h.key_id.as_bytes(), h.key_version.as_bytes(), &h.file_crypto_id] {
+    for part in
+        [h.provider_id.as_bytes(), h.profile_id.as_bytes(), h.key_id.as_bytes(), h.key_version.as_bytes(), &h.file_crypto_id]
+    {
         a.extend_from_slice(&(part.len() as i32).to_be_bytes());
         a.extend_from_slice(part);
     }
@@ -95,7 +97,11 @@ impl KeyProvider for AesGcmKeyWrapProvider {
             return Err(TsFileError::corrupt(
                 "encryption header",
                 None,
-                format!("wrapped data key of {} bytes, {AES_GCM_128_AES_WRAP_128_V1} wraps {KEY_LEN}-byte keys into {}", header.wrapped_data_key.len(), KEY_LEN + 8),
+                format!(
+                    "wrapped data key of {} bytes, {AES_GCM_128_AES_WRAP_128_V1} wraps {KEY_LEN}-byte keys into {}",
+                    header.wrapped_data_key.len(),
+                    KEY_LEN + 8
+                ),
             ));
         }
         let kek = aes_kw::KekAes128::from(*self.kek.bytes());

@@ -114,9 +114,7 @@ pub fn properties(md: &TsFileMetadata) -> Result<LegacyProperties> {
         None | Some("0") => return Ok(LegacyProperties::Plain),
         Some("1") => 1,
         Some("2") => 2,
-        Some(other) => {
-            return Err(TsFileError::corrupt("encryptLevel property", None, format!("unknown level '{other}'")))
-        }
+        Some(other) => return Err(TsFileError::corrupt("encryptLevel property", None, format!("unknown level '{other}'"))),
     };
     let ty = text("encryptType")?.unwrap_or_default();
     let short = ty.strip_prefix("org.apache.tsfile.encrypt.").unwrap_or(&ty);
@@ -127,9 +125,9 @@ pub fn properties(md: &TsFileMetadata) -> Result<LegacyProperties> {
         "" => {
             return Err(TsFileError::Encrypted {
                 detail: format!(
-                    "encryptLevel {level} without an encryptType (the C++ writer's encrypt flag writes this with no key material; \
+                "encryptLevel {level} without an encryptType (the C++ writer's encrypt flag writes this with no key material; \
                      the pages cannot be read safely)"
-                ),
+            ),
             })
         }
         other => return Err(TsFileError::unsupported(format!("encryptType '{other}' (known: AES128, SM4128, UNENCRYPTED)"))),
@@ -237,7 +235,9 @@ impl LegacyCipher {
                 self.algorithm.name()
             ),
             Some(true) => format!("after {} decryption with a verified master key: the page is corrupt", self.algorithm.name()),
-            None => format!("after {} decryption (level 1 key from the file): the page or its key is corrupt", self.algorithm.name()),
+            None => {
+                format!("after {} decryption (level 1 key from the file): the page or its key is corrupt", self.algorithm.name())
+            }
         }
     }
 }
@@ -301,7 +301,9 @@ mod tests {
         let mut two = [0u8; 32];
         LegacyAlgorithm::Sm4.apply_keystream(&wrap, &mut two).unwrap();
         let c2 = sm4::Sm4::new((&wrap).into());
-        let mut b2 = sm4::cipher::generic_array::GenericArray::from(hex("0000000089abcdeffedcba9876543210").try_into().unwrap_or([0u8; 16]));
+        let mut b2 = sm4::cipher::generic_array::GenericArray::from(
+            hex("0000000089abcdeffedcba9876543210").try_into().unwrap_or([0u8; 16]),
+        );
         c2.encrypt_block(&mut b2);
         assert_eq!(two[16..], b2[..]);
     }

@@ -24,9 +24,9 @@ pub mod seal;
 use std::sync::Arc;
 
 pub use aead::AesGcmKeyWrapProvider;
-pub use provider::{KeyProvider, PageAead};
 pub use keys::{EncryptionKeys, MasterKey};
 pub use legacy::{LegacyAlgorithm, LegacyCipher};
+pub use provider::{KeyProvider, PageAead};
 
 use crate::error::{Result, TsFileError};
 use crate::format::chunk::{ChunkHeader, PageHeader};
@@ -88,7 +88,9 @@ impl std::fmt::Debug for PageCipher {
         match self {
             PageCipher::Plain => f.write_str("Plain"),
             PageCipher::Legacy(c) => c.fmt(f),
-            PageCipher::Aead(c) => f.debug_struct("Aead").field("provider", &c.provider_id).field("overhead", &c.overhead).finish(),
+            PageCipher::Aead(c) => {
+                f.debug_struct("Aead").field("provider", &c.provider_id).field("overhead", &c.overhead).finish()
+            }
             PageCipher::Locked(why) => f.debug_tuple("Locked").field(why).finish(),
         }
     }
@@ -182,7 +184,14 @@ impl PageCipher {
 impl PageDecryptor for PageCipher {
     /// Decrypt the stored bytes of page `page_index` (0-based, counting skipped pages) of
     /// `chunk` into `out`. Returns `false` (and leaves `out` alone) for plaintext files.
-    fn decrypt_page(&self, chunk: &ChunkHeader, page_index: usize, page: &PageHeader, stored: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+    fn decrypt_page(
+        &self,
+        chunk: &ChunkHeader,
+        page_index: usize,
+        page: &PageHeader,
+        stored: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<bool> {
         match self {
             PageCipher::Plain => Ok(false),
             PageCipher::Locked(why) => Err(TsFileError::Encrypted { detail: why.clone() }),
@@ -192,9 +201,14 @@ impl PageDecryptor for PageCipher {
                     TsFileError::corrupt("chunk header", Some(chunk.offset), "Page-AEAD chunk without a chunk ordinal")
                 })?;
                 let plain = stored.len().checked_sub(c.overhead).ok_or_else(|| TsFileError::DecryptFailed {
-                    detail: format!("page body of {} bytes is shorter than the profile's {}-byte overhead", stored.len(), c.overhead),
+                    detail: format!(
+                        "page body of {} bytes is shorter than the profile's {}-byte overhead",
+                        stored.len(),
+                        c.overhead
+                    ),
                 })?;
-                let index = u32::try_from(page_index).map_err(|_| TsFileError::corrupt("chunk", Some(chunk.offset), "too many pages"))?;
+                let index =
+                    u32::try_from(page_index).map_err(|_| TsFileError::corrupt("chunk", Some(chunk.offset), "too many pages"))?;
                 let mut aad = Vec::with_capacity(c.aad_prefix.len() + 20);
                 aead::page_aad(&c.aad_prefix, ordinal, index, page.uncompressed_size, plain as u32, &mut aad);
                 c.pages.open(&aad, stored, out)?;

@@ -53,7 +53,14 @@ pub fn seal_aes_gcm(data_key: &[u8; KEY_LEN], iv: &[u8; GCM_IV_LEN], aad: &[u8],
 }
 
 /// The serialized FileEncryptionHeader (marker `0x06`, UVarInt size, version-1 payload).
-pub fn encryption_header(provider: &str, profile: &str, key_id: &str, key_version: &str, file_id: &[u8; 16], wrapped: &[u8]) -> Vec<u8> {
+pub fn encryption_header(
+    provider: &str,
+    profile: &str,
+    key_id: &str,
+    key_version: &str,
+    file_id: &[u8; 16],
+    wrapped: &[u8],
+) -> Vec<u8> {
     fn uvarint(out: &mut Vec<u8>, mut v: u64) {
         while v >= 0x80 {
             out.push((v as u8) | 0x80);
@@ -90,8 +97,16 @@ mod tests {
 
     #[test]
     fn test_header_matches_vector() {
-        let wrapped = wrap_aes_kw(&hex16("10325476012345671122334455667700"), &hex16("0102030405060708090a0b0c0d0e0f10")).unwrap();
-        let h = encryption_header("test-aead-provider", "AES_GCM_128_AES_WRAP_128_V1", "test-key", "1", &hex16("404142434445464748494a4b4c4d4e4f"), &wrapped);
+        let wrapped =
+            wrap_aes_kw(&hex16("10325476012345671122334455667700"), &hex16("0102030405060708090a0b0c0d0e0f10")).unwrap();
+        let h = encryption_header(
+            "test-aead-provider",
+            "AES_GCM_128_AES_WRAP_128_V1",
+            "test-key",
+            "1",
+            &hex16("404142434445464748494a4b4c4d4e4f"),
+            &wrapped,
+        );
         let text = include_str!("../../tests/data/encrypted/page_aead_vectors.json");
         let want = text.split("\"file_encryption_header_hex\": \"").nth(1).unwrap().split('"').next().unwrap();
         let got: String = h.iter().map(|b| format!("{b:02x}")).collect();

@@ -82,9 +82,5 @@ impl FileScan {
 /// chunk starts inside it (every device when there is no range), so each device of a file
 /// split into ranges is read by exactly one of them.
 pub(crate) fn devices_in_range(first_offsets: impl Iterator<Item = u64>, range: Option<(u64, u64)>) -> Vec<usize> {
-    first_offsets
-        .enumerate()
-        .filter(|(_, o)| range.is_none_or(|(s, e)| *o >= s && *o < e))
-        .map(|(i, _)| i)
-        .collect()
+    first_offsets.enumerate().filter(|(_, o)| range.is_none_or(|(s, e)| *o >= s && *o < e)).map(|(i, _)| i).collect()
 }

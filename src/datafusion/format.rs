@@ -26,12 +26,12 @@ use datafusion::physical_plan::ExecutionPlan;
 use object_store::{ObjectMeta, ObjectStore};
 
 use crate::arrow::schema::table_arrow_schema;
+use crate::datafusion::errors::df_err;
 use crate::datafusion::metadata::{FileMeta, MetadataCache};
 use crate::datafusion::options::TsFileReadOptions;
 use crate::datafusion::pruning::{column_roles, tag_column_stat, time_column_stat, value_column_stat, ColumnRole, ColumnStat};
 use crate::datafusion::source::TsFileSource;
 use crate::datafusion::tree::{tree_file_statistics, tree_schema};
-use crate::datafusion::errors::df_err;
 
 /// The file extension (without the dot).
 pub const TSFILE_EXTENSION: &str = "tsfile";
@@ -60,7 +60,9 @@ impl FileFormatFactory for TsFileFormatFactory {
     /// options (`SET`-style defaults such as the CLI's `--master-key`), the statement's.
     fn create(&self, state: &dyn Session, format_options: &HashMap<String, String>) -> Result<Arc<dyn FileFormat>> {
         let mut options = self.options.clone();
-        if let Some(session) = state.default_table_options().extensions.get::<crate::datafusion::table_options::TsFileTableOptions>() {
+        if let Some(session) =
+            state.default_table_options().extensions.get::<crate::datafusion::table_options::TsFileTableOptions>()
+        {
             let defaults: HashMap<String, String> = session.values().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
             options = options.apply(&defaults).map_err(df_err)?;
         }
@@ -148,7 +150,10 @@ fn merge_schemas(schemas: &[(SchemaRef, String)]) -> Result<SchemaRef> {
                 } else if fields[0].name() != f.name() || fields[0].data_type() != f.data_type() {
                     return Err(DataFusionError::Plan(format!(
                         "time column '{}' in {} differs from '{}' in {}",
-                        f.name(), loc, fields[0].name(), origin[0]
+                        f.name(),
+                        loc,
+                        fields[0].name(),
+                        origin[0]
                     )));
                 }
                 continue;
@@ -252,7 +257,9 @@ impl FileFormat for TsFileFormat {
 
     fn get_ext_with_compression(&self, c: &FileCompressionType) -> Result<String> {
         if c.is_compressed() {
-            return Err(DataFusionError::NotImplemented("TsFiles compress their pages themselves; file-level compression is not supported".into()));
+            return Err(DataFusionError::NotImplemented(
+                "TsFiles compress their pages themselves; file-level compression is not supported".into(),
+            ));
         }
         Ok(self.get_ext())
     }
@@ -261,7 +268,12 @@ impl FileFormat for TsFileFormat {
         None
     }
 
-    async fn infer_schema(&self, _state: &dyn Session, store: &Arc<dyn ObjectStore>, objects: &[ObjectMeta]) -> Result<SchemaRef> {
+    async fn infer_schema(
+        &self,
+        _state: &dyn Session,
+        store: &Arc<dyn ObjectStore>,
+        objects: &[ObjectMeta],
+    ) -> Result<SchemaRef> {
         let mut metas = Vec::with_capacity(objects.len());
         for o in objects {
             let (m, _) = self.cache.get_with(store, o, self.options.read.max_metadata_bytes).await.map_err(df_err)?;
@@ -272,7 +284,9 @@ impl FileFormat for TsFileFormat {
         let mut trees = Vec::new();
         for (m, o) in &metas {
             match m.reader.metadata().table_schema(&table) {
-                Some(ts) => schemas.push((table_arrow_schema(ts, self.options.time_unit).map_err(df_err)?, o.location.to_string())),
+                Some(ts) => {
+                    schemas.push((table_arrow_schema(ts, self.options.time_unit).map_err(df_err)?, o.location.to_string()))
+                }
                 None if m.reader.metadata().table_root(&table).is_some() => {
                     let tree = m.tree(&table).map_err(|e| df_err(e.in_file(&o.location)))?;
                     trees.push((tree, o.location.to_string()));
@@ -290,7 +304,13 @@ impl FileFormat for TsFileFormat {
         }
     }
 
-    async fn infer_stats(&self, _state: &dyn Session, store: &Arc<dyn ObjectStore>, table_schema: SchemaRef, object: &ObjectMeta) -> Result<Statistics> {
+    async fn infer_stats(
+        &self,
+        _state: &dyn Session,
+        store: &Arc<dyn ObjectStore>,
+        table_schema: SchemaRef,
+        object: &ObjectMeta,
+    ) -> Result<Statistics> {
         let (m, _) = self.cache.get_with(store, object, self.options.read.max_metadata_bytes).await.map_err(df_err)?;
         let table = self.pick_table(&[(m.clone(), object)])?;
         if m.reader.metadata().table_schema(&table).is_none() && m.reader.metadata().table_root(&table).is_some() {

@@ -76,9 +76,10 @@ impl FileMeta {
         });
         let starts = starts.as_ref().map_err(|e| TsFileError::corrupt("metadata index", None, e.clone()))?;
         let i = starts.partition_point(|&s| s <= offset);
-        starts.get(i).copied().ok_or_else(|| {
-            TsFileError::corrupt("chunk metadata", Some(offset), "chunk offset at or past the data section end")
-        })
+        starts
+            .get(i)
+            .copied()
+            .ok_or_else(|| TsFileError::corrupt("chunk metadata", Some(offset), "chunk offset at or past the data section end"))
     }
 
     /// Names of the tables with schemas.
@@ -188,7 +189,13 @@ impl MetadataCache {
     }
 
     fn key(store: &Arc<dyn ObjectStore>, meta: &ObjectMeta) -> String {
-        format!("{store}|{}|{}|{}|{:?}", meta.location, meta.size, meta.last_modified.timestamp_nanos_opt().unwrap_or(0), meta.e_tag)
+        format!(
+            "{store}|{}|{}|{}|{:?}",
+            meta.location,
+            meta.size,
+            meta.last_modified.timestamp_nanos_opt().unwrap_or(0),
+            meta.e_tag
+        )
     }
 
     /// The metadata of `meta`'s object, loaded on first use. Returns it and the load time
@@ -199,12 +206,18 @@ impl MetadataCache {
 
     /// [`MetadataCache::get`] with a limit on the TsFileMetadata size (option
     /// `max_metadata_bytes`), also enforced on a cache hit.
-    pub async fn get_with(&self, store: &Arc<dyn ObjectStore>, meta: &ObjectMeta, max_metadata_bytes: u64) -> Result<(Arc<FileMeta>, u64)> {
+    pub async fn get_with(
+        &self,
+        store: &Arc<dyn ObjectStore>,
+        meta: &ObjectMeta,
+        max_metadata_bytes: u64,
+    ) -> Result<(Arc<FileMeta>, u64)> {
         let key = Self::key(store, meta);
         let cached = self.entries.lock().ok().and_then(|e| e.iter().find(|(k, _)| *k == key).map(|(_, m)| m.clone()));
         if let Some(m) = cached {
             // The same check as on open (the limit may differ from the one it was opened with).
-            crate::format::open::check_metadata_len(m.reader.metadata_len(), max_metadata_bytes).map_err(|e| e.in_file(&meta.location))?;
+            crate::format::open::check_metadata_len(m.reader.metadata_len(), max_metadata_bytes)
+                .map_err(|e| e.in_file(&meta.location))?;
             return Ok((m, 0));
         }
         let start = Instant::now();

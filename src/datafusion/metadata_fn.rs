@@ -103,7 +103,13 @@ impl TableProvider for TsFileMetadataTable {
         TableType::View
     }
 
-    async fn scan(&self, state: &dyn Session, projection: Option<&Vec<usize>>, _filters: &[Expr], _limit: Option<usize>) -> Result<Arc<dyn ExecutionPlan>> {
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        _filters: &[Expr],
+        _limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
         let url = ListingTableUrl::parse(&self.path)?;
         let store = state.runtime_env().object_store(&url)?;
         let mut files: Vec<ObjectMeta> = url.list_all_files(state, store.as_ref(), TSFILE_EXTENSION).await?.try_collect().await?;
@@ -136,7 +142,9 @@ async fn append_file(store: &Arc<dyn ObjectStore>, object: &ObjectMeta, rows: &m
     // Chunk headers: marker, name, data size, three id bytes and the optional AEAD suffix.
     let wanted: Vec<Range<u64>> = series
         .iter()
-        .flat_map(|(_, _, s)| s.chunks.iter().map(move |c| c.offset..(c.offset + s.measurement.len() as u64 + 256).min(object.size)))
+        .flat_map(|(_, _, s)| {
+            s.chunks.iter().map(move |c| c.offset..(c.offset + s.measurement.len() as u64 + 256).min(object.size))
+        })
         .collect();
     let fetched = fetch_ranges(store, &object.location, wanted).await?;
     let source: RangeSource = reader.source().with_parts(fetched);
@@ -183,8 +191,14 @@ impl MetadataRows {
         // Writers need not flag aligned series in the timeseries type; the chunk markers
         // always say it (0x80 = time chunk, 0x40 = value chunk of an aligned device).
         self.aligned.append_value(is_time || s.timeseries_type & 0xC0 != 0 || headers.iter().any(|h| h.marker & 0xC0 != 0));
-        self.encoding.append_option(distinct_names(headers, |h| Encoding::try_from(h.encoding).map(|e| e.name().to_string()).unwrap_or_else(|_| format!("unknown({})", h.encoding))));
-        self.compression.append_option(distinct_names(headers, |h| Compression::try_from(h.compression).map(|c| c.name().to_string()).unwrap_or_else(|_| format!("unknown({})", h.compression))));
+        self.encoding.append_option(distinct_names(headers, |h| {
+            Encoding::try_from(h.encoding).map(|e| e.name().to_string()).unwrap_or_else(|_| format!("unknown({})", h.encoding))
+        }));
+        self.compression.append_option(distinct_names(headers, |h| {
+            Compression::try_from(h.compression)
+                .map(|c| c.name().to_string())
+                .unwrap_or_else(|_| format!("unknown({})", h.compression))
+        }));
         self.chunk_count.append_value(i64::try_from(s.chunks.len()).unwrap_or(i64::MAX));
         let st: &Statistics = &s.statistics;
         self.point_count.append_value(i64::try_from(st.count).unwrap_or(i64::MAX));
@@ -249,7 +263,13 @@ struct StatText {
 impl StatText {
     /// Min, max, first and last of a numeric type printed in decimal.
     fn numbers<T: std::fmt::Display>(min: &T, max: &T, first: &T, last: &T, sum: Option<f64>) -> StatText {
-        StatText { min: Some(min.to_string()), max: Some(max.to_string()), first: Some(first.to_string()), last: Some(last.to_string()), sum }
+        StatText {
+            min: Some(min.to_string()),
+            max: Some(max.to_string()),
+            first: Some(first.to_string()),
+            last: Some(last.to_string()),
+            sum,
+        }
     }
 
     fn of(v: &ValueStatistics, data_type: TsDataType) -> StatText {
@@ -278,13 +298,9 @@ impl StatText {
             ValueStatistics::Float { min, max, first, last, sum } => StatText::numbers(min, max, first, last, Some(*sum)),
             ValueStatistics::Double { min, max, first, last, sum } => StatText::numbers(min, max, first, last, Some(*sum)),
             ValueStatistics::Text { first, last } => StatText { first: text(first), last: text(last), ..StatText::default() },
-            ValueStatistics::String { first, last, min, max } => StatText {
-                min: text(min),
-                max: text(max),
-                first: text(first),
-                last: text(last),
-                sum: None,
-            },
+            ValueStatistics::String { first, last, min, max } => {
+                StatText { min: text(min), max: text(max), first: text(first), last: text(last), sum: None }
+            }
         }
     }
 }
@@ -313,7 +329,10 @@ mod tests {
 
     #[test]
     fn statistics_render_by_type() {
-        let s = StatText::of(&ValueStatistics::Int32 { min: 20240101, max: 20240131, first: 20240105, last: 20240101, sum: 7 }, TsDataType::Date);
+        let s = StatText::of(
+            &ValueStatistics::Int32 { min: 20240101, max: 20240131, first: 20240105, last: 20240101, sum: 7 },
+            TsDataType::Date,
+        );
         assert_eq!(s.min.as_deref(), Some("2024-01-01"));
         assert_eq!(s.max.as_deref(), Some("2024-01-31"));
         assert_eq!(s.sum, None);
@@ -321,9 +340,20 @@ mod tests {
         assert_eq!((s.min.as_deref(), s.max.as_deref(), s.sum), (Some("-3"), Some("9"), Some(7.0)));
         let s = StatText::of(&ValueStatistics::Boolean { first: true, last: false, true_count: 4 }, TsDataType::Boolean);
         assert_eq!((s.first.as_deref(), s.last.as_deref(), s.min, s.sum), (Some("true"), Some("false"), None, Some(4.0)));
-        let s = StatText::of(&ValueStatistics::String { first: Some(b"b".to_vec()), last: None, min: Some(b"a".to_vec()), max: Some(b"z".to_vec()) }, TsDataType::String);
+        let s = StatText::of(
+            &ValueStatistics::String {
+                first: Some(b"b".to_vec()),
+                last: None,
+                min: Some(b"a".to_vec()),
+                max: Some(b"z".to_vec()),
+            },
+            TsDataType::String,
+        );
         assert_eq!((s.min.as_deref(), s.max.as_deref(), s.first.as_deref(), s.last), (Some("a"), Some("z"), Some("b"), None));
-        let s = StatText::of(&ValueStatistics::Double { min: f64::NAN, max: 1.5, first: 0.0, last: -0.0, sum: 1.5 }, TsDataType::Double);
+        let s = StatText::of(
+            &ValueStatistics::Double { min: f64::NAN, max: 1.5, first: 0.0, last: -0.0, sum: 1.5 },
+            TsDataType::Double,
+        );
         assert_eq!((s.min.as_deref(), s.max.as_deref(), s.last.as_deref()), (Some("NaN"), Some("1.5"), Some("-0")));
     }
 }

@@ -49,8 +49,12 @@ pub struct TsFileScanMetrics {
 impl TsFileScanMetrics {
     /// Register the metrics of `filename` for `partition`.
     pub fn new(set: &ExecutionPlanMetricsSet, partition: usize, filename: &str) -> Self {
-        let count = |name: &'static str| MetricBuilder::new(set).with_new_label("filename", filename.to_string()).counter(name, partition);
-        let time = |name: &'static str| MetricBuilder::new(set).with_new_label("filename", filename.to_string()).subset_time(name, partition);
+        let count = |name: &'static str| {
+            MetricBuilder::new(set).with_new_label("filename", filename.to_string()).counter(name, partition)
+        };
+        let time = |name: &'static str| {
+            MetricBuilder::new(set).with_new_label("filename", filename.to_string()).subset_time(name, partition)
+        };
         TsFileScanMetrics {
             devices_total: count("devices_total"),
             devices_pruned: count("devices_pruned"),

@@ -47,8 +47,8 @@ pub use aggregate::{StatisticsAggregateExec, TsFileStatisticsAggregate};
 pub use format::{TsFileFormat, TsFileFormatFactory};
 pub use metadata_fn::TsFileMetadataFunc;
 pub use options::{TreeMixedTypes, TsFileReadOptions};
-pub use source::TsFileSource;
-pub use table_options::TsFileTableOptions;
 #[cfg(feature = "proto")]
 pub use proto::{TsFileLogicalCodec, TsFilePhysicalCodec};
+pub use source::TsFileSource;
 pub use table::{register_tsfile, register_tsfile_format, register_tsfile_schema, TsFileTable, TsFileTableFactory};
+pub use table_options::TsFileTableOptions;

@@ -27,16 +27,16 @@ use futures::{StreamExt, TryStreamExt};
 use object_store::ObjectStore;
 
 use crate::arrow::batch::{assemble_batches, ColumnSource};
-use crate::datafusion::file_scan::FileScan;
-use crate::datafusion::time_bounds::time_bounds;
 use crate::datafusion::errors::df_err;
+use crate::datafusion::file_scan::FileScan;
 use crate::datafusion::metadata::{DeviceMeta, MetadataCache, TableMeta};
 use crate::datafusion::metrics::TsFileScanMetrics;
 use crate::datafusion::options::TsFileReadOptions;
-use crate::datafusion::tree_scan::TreeScan;
 use crate::datafusion::pruning::{
     column_roles, tag_column_stat, time_column_stat, unit_of, value_column_stat, ColumnRole, ColumnStat, ContainerStats,
 };
+use crate::datafusion::time_bounds::time_bounds;
+use crate::datafusion::tree_scan::TreeScan;
 use crate::format::{FileReader, TsDataType};
 use crate::io::RangeSource;
 use crate::read::aligned::{plan_chunk_groups, read_chunk_group_in, AlignedChunkGroup, GroupPageStats, ValuePageStats};
@@ -65,7 +65,11 @@ impl FileOpener for TsFileOpener {
         Ok(Box::pin(async move {
             let location = file.object_meta.location.clone();
             let metrics = TsFileScanMetrics::new(&this.metrics, this.partition, location.as_ref());
-            let (meta, load_ns) = this.cache.get_with(&this.store, &file.object_meta, this.options.read.max_metadata_bytes).await.map_err(df_err)?;
+            let (meta, load_ns) = this
+                .cache
+                .get_with(&this.store, &file.object_meta, this.options.read.max_metadata_bytes)
+                .await
+                .map_err(df_err)?;
             metrics.metadata_load_time.add_duration(Duration::from_nanos(load_ns));
             let projected = Arc::new(this.file_schema.project(&this.file_indices)?);
             let table = meta.table_to_scan(this.options.table.as_deref())?;
@@ -76,9 +80,10 @@ impl FileOpener for TsFileOpener {
             }
             // Pages are decrypted with the user's keys; an encrypted file without a usable
             // key fails here, before any data is fetched (never read as plaintext).
-            let decryptor = crate::crypto::decryptor_for(&meta.reader, &this.options.keys)
-                .map_err(|e| df_err(e.in_file(&location)))?;
-            let range = file.range.as_ref().map(|r| (u64::try_from(r.start).unwrap_or(0), u64::try_from(r.end).unwrap_or(u64::MAX)));
+            let decryptor =
+                crate::crypto::decryptor_for(&meta.reader, &this.options.keys).map_err(|e| df_err(e.in_file(&location)))?;
+            let range =
+                file.range.as_ref().map(|r| (u64::try_from(r.start).unwrap_or(0), u64::try_from(r.end).unwrap_or(u64::MAX)));
             let pruning = this
                 .predicate
                 .clone()
@@ -132,7 +137,10 @@ impl FileOpener for TsFileOpener {
                 .buffered(PREFETCH_RUNS)
                 .map_ok(move |(view, run)| {
                     let ctx = ctx.clone();
-                    futures::stream::iter(run).map(move |plan| ctx.decode_device(&view, plan)).map_ok(|b| futures::stream::iter(b.into_iter().map(Ok))).try_flatten()
+                    futures::stream::iter(run)
+                        .map(move |plan| ctx.decode_device(&view, plan))
+                        .map_ok(|b| futures::stream::iter(b.into_iter().map(Ok)))
+                        .try_flatten()
                 })
                 .try_flatten();
             Ok(with_limit(stream.boxed(), this.limit))
@@ -208,7 +216,13 @@ impl ScanContext {
     }
 
     /// Statistics of one container for every column: time, tags, fields.
-    fn container(&self, d: &DeviceMeta, rows: u64, time: ColumnStat, field: impl Fn(&str, &arrow_schema::DataType) -> ColumnStat) -> Vec<ColumnStat> {
+    fn container(
+        &self,
+        d: &DeviceMeta,
+        rows: u64,
+        time: ColumnStat,
+        field: impl Fn(&str, &arrow_schema::DataType) -> ColumnStat,
+    ) -> Vec<ColumnStat> {
         self.roles
             .iter()
             .zip(self.file.schema.fields())
@@ -228,7 +242,10 @@ impl ScanContext {
             let Some(d) = self.table.devices.get(i) else { continue };
             let rows = d.rows();
             let time = time_column_stat(&d.time.statistics, self.file.schema.field(0).data_type());
-            stats.push(rows, self.container(d, rows, time, |name, ty| value_column_stat(d.fields.get(name).map(|s| &s.statistics), rows, ty)));
+            stats.push(
+                rows,
+                self.container(d, rows, time, |name, ty| value_column_stat(d.fields.get(name).map(|s| &s.statistics), rows, ty)),
+            );
         }
         let keep = pp.prune(&stats)?;
         let before = owned.len();
@@ -294,7 +311,8 @@ impl ScanContext {
         let page_filter = |stats: &GroupPageStats<'_>| self.page_filter(d, &projected_fields, &field_names, stats);
         let mut next_field = 0usize;
         let sources: Vec<ColumnSource> = self
-            .file.indices
+            .file
+            .indices
             .iter()
             .map(|&i| match self.roles.get(i) {
                 Some(ColumnRole::Time) => ColumnSource::Time,
@@ -311,7 +329,8 @@ impl ScanContext {
                 time: g.time.clone(),
                 values: projected_fields.iter().map(|(pos, _)| g.values.get(*pos).cloned().flatten()).collect(),
             };
-            let filter: Option<crate::read::aligned::PageFilter<'_>> = if self.file.pruning.is_some() { Some(&page_filter) } else { None };
+            let filter: Option<crate::read::aligned::PageFilter<'_>> =
+                if self.file.pruning.is_some() { Some(&page_filter) } else { None };
             let mut decoded = read_chunk_group_in(view, &sub, &types, &self.file.options.read, filter, &self.file.budget)
                 .map_err(|e| self.err(e.context(format!("device {}", d.device))))?;
             self.file.metrics.pages_total.add(decoded.pages_total);
@@ -323,26 +342,41 @@ impl ScanContext {
             self.file.metrics.rows_decoded.add(rows);
             let fields: Vec<(TsDataType, &str)> =
                 projected_fields.iter().map(|(pos, ty)| (*ty, field_names.get(*pos).copied().unwrap_or(""))).collect();
-            let batches = assemble_batches(&self.file.projected, &sources, &d.device, &mut decoded, &fields, self.file.unit, self.file.batch_size)
-                .map_err(|e| self.err(e.context(format!("device {}", d.device))))?;
+            let batches = assemble_batches(
+                &self.file.projected,
+                &sources,
+                &d.device,
+                &mut decoded,
+                &fields,
+                self.file.unit,
+                self.file.batch_size,
+            )
+            .map_err(|e| self.err(e.context(format!("device {}", d.device))))?;
             out.extend(batches);
         }
         Ok(out)
     }
 
-
-    fn prune_groups(&self, d: &DeviceMeta, field_names: &[&str], groups: Vec<AlignedChunkGroup>) -> Result<Vec<AlignedChunkGroup>> {
+    fn prune_groups(
+        &self,
+        d: &DeviceMeta,
+        field_names: &[&str],
+        groups: Vec<AlignedChunkGroup>,
+    ) -> Result<Vec<AlignedChunkGroup>> {
         let Some(pp) = &self.file.pruning else { return Ok(groups) };
         let mut stats = ContainerStats::new(self.file.schema.clone());
         let time_ty = self.file.schema.field(0).data_type().clone();
         for g in &groups {
             let rows = g.time.statistics.count;
             let time = time_column_stat(&g.time.statistics, &time_ty);
-            stats.push(rows, self.container(d, rows, time, |name, ty| {
-                let pos = field_names.iter().position(|f| *f == name);
-                let chunk = pos.and_then(|p| g.values.get(p)).and_then(Option::as_ref);
-                value_column_stat(chunk.map(|c| &c.statistics), rows, ty)
-            }));
+            stats.push(
+                rows,
+                self.container(d, rows, time, |name, ty| {
+                    let pos = field_names.iter().position(|f| *f == name);
+                    let chunk = pos.and_then(|p| g.values.get(p)).and_then(Option::as_ref);
+                    value_column_stat(chunk.map(|c| &c.statistics), rows, ty)
+                }),
+            );
         }
         let keep = pp.prune(&stats)?;
         let before = groups.len();
@@ -351,21 +385,30 @@ impl ScanContext {
         Ok(kept)
     }
 
-    fn page_filter(&self, d: &DeviceMeta, projected: &[(usize, TsDataType)], field_names: &[&str], stats: &GroupPageStats<'_>) -> Vec<bool> {
+    fn page_filter(
+        &self,
+        d: &DeviceMeta,
+        projected: &[(usize, TsDataType)],
+        field_names: &[&str],
+        stats: &GroupPageStats<'_>,
+    ) -> Vec<bool> {
         let Some(pp) = &self.file.pruning else { return vec![true; stats.time.len()] };
         let time_ty = self.file.schema.field(0).data_type().clone();
         let mut cs = ContainerStats::new(self.file.schema.clone());
         for (p, ts) in stats.time.iter().enumerate() {
             let rows = ts.count;
             let time = time_column_stat(ts, &time_ty);
-            cs.push(rows, self.container(d, rows, time, |name, ty| {
-                let col = projected.iter().position(|(pos, _)| field_names.get(*pos) == Some(&name));
-                match col.and_then(|c| stats.values.get(c)).and_then(|v| v.get(p)) {
-                    Some(ValuePageStats::Stats(s)) => value_column_stat(Some(s), rows, ty),
-                    Some(ValuePageStats::AllNull) => ColumnStat { min: None, max: None, nulls: Some(rows) },
-                    None => ColumnStat::default(),
-                }
-            }));
+            cs.push(
+                rows,
+                self.container(d, rows, time, |name, ty| {
+                    let col = projected.iter().position(|(pos, _)| field_names.get(*pos) == Some(&name));
+                    match col.and_then(|c| stats.values.get(c)).and_then(|v| v.get(p)) {
+                        Some(ValuePageStats::Stats(s)) => value_column_stat(Some(s), rows, ty),
+                        Some(ValuePageStats::AllNull) => ColumnStat { min: None, max: None, nulls: Some(rows) },
+                        None => ColumnStat::default(),
+                    }
+                }),
+            );
         }
         // On a pruning error keep every page (statistics are an optimisation only).
         pp.prune(&cs).unwrap_or_else(|_| vec![true; stats.time.len()])

@@ -230,15 +230,11 @@ mod tests {
 
     #[test]
     fn test_apply_options() {
-        let m: HashMap<String, String> = [
-            ("format.table", "t"),
-            ("TIME_UNIT", "us"),
-            ("nonaligned_time_encoding", "plain"),
-            ("pruning", "off"),
-        ]
-        .into_iter()
-        .map(|(a, b)| (a.to_string(), b.to_string()))
-        .collect();
+        let m: HashMap<String, String> =
+            [("format.table", "t"), ("TIME_UNIT", "us"), ("nonaligned_time_encoding", "plain"), ("pruning", "off")]
+                .into_iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect();
         let o = TsFileReadOptions::default().apply(&m).unwrap();
         assert_eq!(o.table.as_deref(), Some("t"));
         assert_eq!(o.time_unit, TimeUnit::Microsecond);
@@ -261,8 +257,10 @@ mod tests {
         assert_eq!((o.read.max_metadata_bytes, o.read.max_decoded_bytes), (14, 15));
         let neg: HashMap<String, String> = [("max_decoded_bytes".to_string(), "-1".to_string())].into();
         assert!(TsFileReadOptions::default().apply(&neg).unwrap_err().to_string().contains("max_decoded_bytes '-1'"));
-        let tree: HashMap<String, String> =
-            [("tree_levels", "on"), ("format.tree_mixed_types", "COERCE")].into_iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+        let tree: HashMap<String, String> = [("tree_levels", "on"), ("format.tree_mixed_types", "COERCE")]
+            .into_iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
         let o = TsFileReadOptions::default().apply(&tree).unwrap();
         assert!(o.tree_levels);
         assert_eq!(o.tree_mixed_types, TreeMixedTypes::Coerce);

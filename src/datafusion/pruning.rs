@@ -20,7 +20,7 @@ use datafusion::common::pruning::PruningStatistics;
 use datafusion::common::{Column, ScalarValue};
 
 use crate::arrow::array::date_to_days;
-use crate::arrow::schema::{CATEGORY_KEY, TimeUnit};
+use crate::arrow::schema::{TimeUnit, CATEGORY_KEY};
 use crate::format::{Statistics, ValueStatistics};
 
 /// What is known of one column in one container.
@@ -51,7 +51,9 @@ pub fn value_min_max(s: &Statistics, ty: &DataType) -> (Option<ScalarValue>, Opt
         return (None, None);
     }
     match (&s.values, ty) {
-        (ValueStatistics::Int32 { min, max, .. }, DataType::Int32) => (Some(ScalarValue::Int32(Some(*min))), Some(ScalarValue::Int32(Some(*max)))),
+        (ValueStatistics::Int32 { min, max, .. }, DataType::Int32) => {
+            (Some(ScalarValue::Int32(Some(*min))), Some(ScalarValue::Int32(Some(*max))))
+        }
         (ValueStatistics::Int32 { min, max, .. }, DataType::Date32) => match (date_to_days(*min), date_to_days(*max)) {
             (Some(a), Some(b)) => (Some(ScalarValue::Date32(Some(a))), Some(ScalarValue::Date32(Some(b)))),
             _ => (None, None),

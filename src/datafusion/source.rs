@@ -77,7 +77,12 @@ impl TsFileSource {
 }
 
 impl FileSource for TsFileSource {
-    fn create_file_opener(&self, object_store: Arc<dyn ObjectStore>, base_config: &FileScanConfig, partition: usize) -> Result<Arc<dyn FileOpener>> {
+    fn create_file_opener(
+        &self,
+        object_store: Arc<dyn ObjectStore>,
+        base_config: &FileScanConfig,
+        partition: usize,
+    ) -> Result<Arc<dyn FileOpener>> {
         let file_schema = self.table_schema.file_schema().clone();
         let opener = Arc::new(TsFileOpener {
             store: object_store,
@@ -143,7 +148,11 @@ impl FileSource for TsFileSource {
         }
     }
 
-    fn try_pushdown_filters(&self, filters: Vec<Arc<dyn PhysicalExpr>>, _config: &ConfigOptions) -> Result<FilterPushdownPropagation<Arc<dyn FileSource>>> {
+    fn try_pushdown_filters(
+        &self,
+        filters: Vec<Arc<dyn PhysicalExpr>>,
+        _config: &ConfigOptions,
+    ) -> Result<FilterPushdownPropagation<Arc<dyn FileSource>>> {
         let n = filters.len();
         if filters.is_empty() || self.options.disable_pruning {
             return Ok(FilterPushdownPropagation::with_parent_pushdown_result(vec![PushedDown::No; n]));
@@ -167,7 +176,10 @@ impl FileSource for TsFileSource {
         crate::datafusion::proto::wire::encode_scan(self.predicate(), self.options(), base, ctx).map(Some)
     }
 
-    fn apply_expressions(&self, f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>) -> Result<TreeNodeRecursion> {
+    fn apply_expressions(
+        &self,
+        f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
         let r = datafusion::physical_plan::apply_expression_roots(self.projection.source.iter(), f)?;
         if r == TreeNodeRecursion::Stop {
             return Ok(r);

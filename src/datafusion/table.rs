@@ -13,13 +13,13 @@ use std::sync::Arc;
 use arrow_schema::{DataType, SchemaRef};
 use async_trait::async_trait;
 use datafusion::catalog::{MemorySchemaProvider, SchemaProvider, Session, TableProvider, TableProviderFactory};
-use datafusion::datasource::file_format::FileFormatFactory;
-use datafusion::logical_expr::CreateExternalTable;
 use datafusion::common::{DataFusionError, Result, Statistics, TableReference};
+use datafusion::datasource::file_format::FileFormatFactory;
 use datafusion::datasource::listing::{ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl};
 use datafusion::datasource::provider::DefaultTableFactory;
 use datafusion::execution::cache::cache_manager::FileStatisticsCache;
 use datafusion::execution::SessionStateBuilder;
+use datafusion::logical_expr::CreateExternalTable;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
@@ -161,7 +161,13 @@ impl TableProvider for TsFileTable {
         TableType::Base
     }
 
-    async fn scan(&self, state: &dyn Session, projection: Option<&Vec<usize>>, filters: &[Expr], limit: Option<usize>) -> Result<Arc<dyn ExecutionPlan>> {
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
         self.inner.scan(state, projection, filters, limit).await
     }
 
@@ -225,7 +231,12 @@ pub async fn register_tsfile(ctx: &SessionContext, name: &str, paths: &[&str], o
 /// Register every table found in the files under `path` as `schema_name.<table>` in the
 /// default catalog; returns the table names. Tree-model path prefixes (e.g. `root.plant1`)
 /// are tables too: quote them in SQL, `schema_name."root.plant1"`.
-pub async fn register_tsfile_schema(ctx: &SessionContext, schema_name: &str, path: &str, options: TsFileReadOptions) -> Result<Vec<String>> {
+pub async fn register_tsfile_schema(
+    ctx: &SessionContext,
+    schema_name: &str,
+    path: &str,
+    options: TsFileReadOptions,
+) -> Result<Vec<String>> {
     register_tsfile_format(ctx)?;
     let state = ctx.state();
     let url = ListingTableUrl::parse(path)?;
@@ -246,9 +257,7 @@ pub async fn register_tsfile_schema(ctx: &SessionContext, schema_name: &str, pat
         provider.register_table(n.clone(), Arc::new(t))?;
     }
     let catalog_name = state.config_options().catalog.default_catalog.clone();
-    let catalog = ctx
-        .catalog(&catalog_name)
-        .ok_or_else(|| DataFusionError::Plan(format!("no catalog '{catalog_name}'")))?;
+    let catalog = ctx.catalog(&catalog_name).ok_or_else(|| DataFusionError::Plan(format!("no catalog '{catalog_name}'")))?;
     catalog.register_schema(schema_name, provider)?;
     Ok(names.into_iter().collect())
 }

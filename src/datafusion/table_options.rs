@@ -55,9 +55,7 @@ impl ExtensionOptions for TsFileTableOptions {
     fn set(&mut self, key: &str, value: &str) -> Result<()> {
         let key = key.strip_prefix("tsfile.").unwrap_or(key).to_ascii_lowercase();
         let one = HashMap::from([(key.clone(), value.to_string())]);
-        TsFileReadOptions::default()
-            .apply(&one)
-            .map_err(|e| DataFusionError::Configuration(e.to_string()))?;
+        TsFileReadOptions::default().apply(&one).map_err(|e| DataFusionError::Configuration(e.to_string()))?;
         self.values.insert(key, value.to_string());
         Ok(())
     }

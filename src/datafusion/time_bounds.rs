@@ -81,8 +81,8 @@ fn literal(e: &Arc<dyn PhysicalExpr>, ty: &DataType) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use datafusion::physical_expr::expressions::{col, lit};
     use arrow_schema::{Field, Schema, TimeUnit};
+    use datafusion::physical_expr::expressions::{col, lit};
 
     fn ts(v: i64) -> ScalarValue {
         ScalarValue::TimestampMillisecond(Some(v), None)
@@ -98,7 +98,8 @@ mod tests {
         let schema = Schema::new(vec![Field::new("time", ty.clone(), false), Field::new("v", DataType::Int64, true)]);
         let t = col("time", &schema).unwrap();
         let v = col("v", &schema).unwrap();
-        let between = bin(bin(t.clone(), Operator::GtEq, lit(ts(10))), Operator::And, bin(t.clone(), Operator::LtEq, lit(ts(20))));
+        let between =
+            bin(bin(t.clone(), Operator::GtEq, lit(ts(10))), Operator::And, bin(t.clone(), Operator::LtEq, lit(ts(20))));
         assert_eq!(time_bounds(&between, "time", &ty), Some((10, 20)));
         // Strict bounds, a literal on the left, other conjuncts ignored.
         let e = bin(

@@ -135,12 +135,8 @@ impl TreeMeta {
                     types.push((s.data_type, path.clone()));
                 }
             }
-            let first_offset = time
-                .iter()
-                .chain(series.iter())
-                .flat_map(|s| s.chunks.iter().map(|c| c.offset))
-                .min()
-                .unwrap_or(0);
+            let first_offset =
+                time.iter().chain(series.iter()).flat_map(|s| s.chunks.iter().map(|c| c.offset)).min().unwrap_or(0);
             let levels = path_levels(&entry.device);
             depth = depth.max(levels.len());
             devices.push(TreeDevice { device: entry.device, path, levels, time, series, first_offset });
@@ -234,7 +230,10 @@ pub fn tree_schema(parts: &[(Arc<TreeMeta>, String)], options: &TsFileReadOption
                 common
             }
         };
-        fields.push(measurement_field(name, ty, unit).map_err(|e| DataFusionError::Plan(format!("measurement '{name}' of {first_at}: {e}")))?);
+        fields.push(
+            measurement_field(name, ty, unit)
+                .map_err(|e| DataFusionError::Plan(format!("measurement '{name}' of {first_at}: {e}")))?,
+        );
     }
     Ok(Arc::new(Schema::new(fields)))
 }
@@ -342,8 +341,12 @@ pub fn tree_file_statistics(meta: &TreeMeta, schema: &Schema) -> Statistics {
             let per_device: Vec<Option<(ScalarValue, ScalarValue)>> = devices
                 .iter()
                 .filter_map(|d| match role {
-                    TreeRole::Time => Some(d.time_range().and_then(|(lo, hi)| Some((time_scalar(lo, ty)?, time_scalar(hi, ty)?)))),
-                    TreeRole::Device => Some(Some((ScalarValue::Utf8(Some(d.path.clone())), ScalarValue::Utf8(Some(d.path.clone()))))),
+                    TreeRole::Time => {
+                        Some(d.time_range().and_then(|(lo, hi)| Some((time_scalar(lo, ty)?, time_scalar(hi, ty)?))))
+                    }
+                    TreeRole::Device => {
+                        Some(Some((ScalarValue::Utf8(Some(d.path.clone())), ScalarValue::Utf8(Some(d.path.clone())))))
+                    }
                     TreeRole::Level(i) => {
                         d.levels.get(*i).map(|l| Some((ScalarValue::Utf8(Some(l.clone())), ScalarValue::Utf8(Some(l.clone())))))
                     }
@@ -375,7 +378,14 @@ pub fn tree_file_statistics(meta: &TreeMeta, schema: &Schema) -> Statistics {
                 TreeRole::Time | TreeRole::Device => Precision::Exact(0),
                 _ => Precision::Absent,
             };
-            ColumnStatistics { null_count, max_value, min_value, sum_value: Precision::Absent, distinct_count: Precision::Absent, byte_size: Precision::Absent }
+            ColumnStatistics {
+                null_count,
+                max_value,
+                min_value,
+                sum_value: Precision::Absent,
+                distinct_count: Precision::Absent,
+                byte_size: Precision::Absent,
+            }
         })
         .collect();
     Statistics { num_rows, total_byte_size: Precision::Absent, column_statistics }
@@ -418,7 +428,10 @@ mod tests {
 
     #[test]
     fn test_tree_schema_shape_and_levels() {
-        let m = Arc::new(tm(&[("root.sg.d1", &[("s2", TsDataType::Int32), ("s1", TsDataType::Text)]), ("root.sg.d2", &[("s1", TsDataType::String)])]));
+        let m = Arc::new(tm(&[
+            ("root.sg.d1", &[("s2", TsDataType::Int32), ("s1", TsDataType::Text)]),
+            ("root.sg.d2", &[("s1", TsDataType::String)]),
+        ]));
         let s = tree_schema(&[(m.clone(), "a".into())], &TsFileReadOptions::default().with_tree_levels(true)).unwrap();
         let names: Vec<&str> = s.fields().iter().map(|f| f.name().as_str()).collect();
         assert_eq!(names, vec!["time", "device", "level0", "level1", "level2", "level3", "s1", "s2"]);

@@ -27,12 +27,14 @@ use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 
 use crate::arrow::batch::{assemble_batches, ColumnSource};
+use crate::datafusion::file_scan::FileScan;
 use crate::datafusion::pruning::{time_column_stat, value_column_stat, ColumnStat, ContainerStats};
 use crate::datafusion::tree::{container, device_container, source_field, time_stat, tree_roles, TreeDevice, TreeMeta, TreeRole};
 use crate::format::{FileReader, Statistics, TsDataType};
 use crate::io::RangeSource;
-use crate::read::aligned::{plan_chunk_groups, read_chunk_group_in, AlignedChunkGroup, DecodedGroup, GroupPageStats, ValuePageStats};
-use crate::datafusion::file_scan::FileScan;
+use crate::read::aligned::{
+    plan_chunk_groups, read_chunk_group_in, AlignedChunkGroup, DecodedGroup, GroupPageStats, ValuePageStats,
+};
 use crate::read::merge::{MergeInput, SeriesMerger};
 
 /// Everything a partition needs to scan the devices of one tree key in one file.
@@ -76,7 +78,8 @@ impl TreeScan {
     /// Devices that may hold matching rows (devices without any point never do).
     fn prune_devices(&self, owned: Vec<usize>) -> Result<Vec<usize>> {
         let before = owned.len();
-        let owned: Vec<usize> = owned.into_iter().filter(|&i| self.tree.devices.get(i).is_some_and(|d| d.rows_bound() > 0)).collect();
+        let owned: Vec<usize> =
+            owned.into_iter().filter(|&i| self.tree.devices.get(i).is_some_and(|d| d.rows_bound() > 0)).collect();
         let kept = match &self.file.pruning {
             None => owned,
             Some(pp) => {
@@ -97,7 +100,8 @@ impl TreeScan {
 
     /// The projected measurements, in output order.
     fn projected_measurements(&self) -> Vec<&str> {
-        self.file.indices
+        self.file
+            .indices
             .iter()
             .filter_map(|&i| match self.roles.get(i) {
                 Some(TreeRole::Measurement(n)) => Some(n.as_str()),
@@ -209,10 +213,14 @@ fn coerce(array: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
         if let Some(b) = array.as_any().downcast_ref::<arrow_array::BinaryArray>() {
             let hex: StringArray = b
                 .iter()
-                .map(|v| v.map(|bytes| bytes.iter().fold(String::from("0x"), |mut s, x| {
-                    s.push_str(&format!("{x:02x}"));
-                    s
-                })))
+                .map(|v| {
+                    v.map(|bytes| {
+                        bytes.iter().fold(String::from("0x"), |mut s, x| {
+                            s.push_str(&format!("{x:02x}"));
+                            s
+                        })
+                    })
+                })
                 .collect();
             return Ok(Arc::new(hex));
         }
@@ -339,8 +347,11 @@ impl DeviceBatches {
             DeviceReader::Done => Ok(false),
             DeviceReader::Merge { merger, present } => {
                 let filter = |stats: &[&Statistics]| scan.keep(stats.iter().map(|s| scan.time_container(d, s)));
-                let filter: Option<crate::read::merge::PageStatsFilter<'_>> = if scan.file.pruning.is_some() { Some(&filter) } else { None };
-                let next = merger.next_rows(&self.view, scan.file.batch_size, &scan.file.options.read, filter, &scan.file.budget).map_err(ctx)?;
+                let filter: Option<crate::read::merge::PageStatsFilter<'_>> =
+                    if scan.file.pruning.is_some() { Some(&filter) } else { None };
+                let next = merger
+                    .next_rows(&self.view, scan.file.batch_size, &scan.file.options.read, filter, &scan.file.budget)
+                    .map_err(ctx)?;
                 let pages = merger.take_page_counts();
                 scan.file.metrics.pages_total.add(pages.total);
                 scan.file.metrics.pages_pruned.add(pages.pruned);
@@ -360,8 +371,11 @@ impl DeviceBatches {
                 };
                 let types: Vec<TsDataType> = projected.iter().map(|p| p.2).collect();
                 let page_filter = |stats: &GroupPageStats<'_>| aligned_page_filter(&scan, d, projected, stats);
-                let filter: Option<crate::read::aligned::PageFilter<'_>> = if scan.file.pruning.is_some() { Some(&page_filter) } else { None };
-                let mut decoded = read_chunk_group_in(&self.view, &sub, &types, &scan.file.options.read, filter, &scan.file.budget).map_err(ctx)?;
+                let filter: Option<crate::read::aligned::PageFilter<'_>> =
+                    if scan.file.pruning.is_some() { Some(&page_filter) } else { None };
+                let mut decoded =
+                    read_chunk_group_in(&self.view, &sub, &types, &scan.file.options.read, filter, &scan.file.budget)
+                        .map_err(ctx)?;
                 scan.file.metrics.pages_total.add(decoded.pages_total);
                 scan.file.metrics.pages_pruned.add(decoded.pages_pruned);
                 let present: Present = projected.iter().map(|(_, n, t)| (n.clone(), *t)).collect();
@@ -374,7 +388,12 @@ impl DeviceBatches {
 
 /// Page pruning of an aligned tree device: time and the projected value pages' statistics;
 /// a measurement the device lacks is all null, other measurements unknown.
-fn aligned_page_filter(scan: &TreeScan, d: &TreeDevice, projected: &[(usize, String, TsDataType)], stats: &GroupPageStats<'_>) -> Vec<bool> {
+fn aligned_page_filter(
+    scan: &TreeScan,
+    d: &TreeDevice,
+    projected: &[(usize, String, TsDataType)],
+    stats: &GroupPageStats<'_>,
+) -> Vec<bool> {
     let time_ty = scan.file.schema.field(0).data_type().clone();
     scan.keep(stats.time.iter().enumerate().map(|(p, ts)| {
         let rows = ts.count;

@@ -25,32 +25,23 @@ fn decode(data: &[u8], count: usize, out: &mut Vec<i32>, what: &str) -> Result<(
     let mut pos = 0usize;
     while pos < data.len() {
         let pack = pos;
-        let varint = |p: usize, field: &str| {
-            read_uvarint(data, p).map_err(|e| corrupt(what, format!("{field} at byte {p}: {e}")))
-        };
+        let varint =
+            |p: usize, field: &str| read_uvarint(data, p).map_err(|e| corrupt(what, format!("{field} at byte {p}: {e}")));
         let (byte_len, p) = varint(pos, "pack length")?;
         let (n, p) = varint(p, "pack row count")?;
         let (byte_len, n) = (byte_len as usize, n as usize);
-        let end = p.checked_add(byte_len).filter(|&e| e <= data.len()).ok_or_else(|| {
-            corrupt(
-                what,
-                format!("pack at byte {pack} declares {byte_len} bytes, {} remain", data.len() - p),
-            )
-        })?;
+        let end = p
+            .checked_add(byte_len)
+            .filter(|&e| e <= data.len())
+            .ok_or_else(|| corrupt(what, format!("pack at byte {pack} declares {byte_len} bytes, {} remain", data.len() - p)))?;
         let bm_len = n.div_ceil(8);
         if bm_len > byte_len {
-            return Err(corrupt(
-                what,
-                format!("pack at byte {pack}: {n} rows cannot fit in {byte_len} bytes"),
-            ));
+            return Err(corrupt(what, format!("pack at byte {pack}: {n} rows cannot fit in {byte_len} bytes")));
         }
         if n > count - produced {
             return Err(corrupt(
                 what,
-                format!(
-                    "pack at byte {pack} holds {n} rows but only {} of {count} remain",
-                    count - produced
-                ),
+                format!("pack at byte {pack} holds {n} rows but only {} of {count} remain", count - produced),
             ));
         }
         let base = out.len();
@@ -60,21 +51,14 @@ fn decode(data: &[u8], count: usize, out: &mut Vec<i32>, what: &str) -> Result<(
         let mut q = p;
         while q < end {
             let entry = q;
-            let (value, q2) = read_uvarint(body, q)
-                .map_err(|e| corrupt(what, format!("entry value at byte {entry}: {e}")))?;
-            let bm = body.get(q2..q2 + bm_len).ok_or_else(|| {
-                corrupt(what, format!("entry at byte {entry}: bitmap of {bm_len} bytes truncated"))
-            })?;
+            let (value, q2) = read_uvarint(body, q).map_err(|e| corrupt(what, format!("entry value at byte {entry}: {e}")))?;
+            let bm = body
+                .get(q2..q2 + bm_len)
+                .ok_or_else(|| corrupt(what, format!("entry at byte {entry}: bitmap of {bm_len} bytes truncated")))?;
             for (i, (slot, seen)) in out[base..].iter_mut().zip(covered.iter_mut()).enumerate() {
                 if bm.get(i / 8).is_some_and(|b| b & (0x80 >> (i % 8)) != 0) {
                     if *seen {
-                        return Err(corrupt(
-                            what,
-                            format!(
-                                "entry at byte {entry}: row {} already has a value",
-                                produced + i
-                            ),
-                        ));
+                        return Err(corrupt(what, format!("entry at byte {entry}: row {} already has a value", produced + i)));
                     }
                     *seen = true;
                     *slot = value as i32;
@@ -83,19 +67,13 @@ fn decode(data: &[u8], count: usize, out: &mut Vec<i32>, what: &str) -> Result<(
             q = q2 + bm_len;
         }
         if let Some(i) = covered.iter().position(|&c| !c) {
-            return Err(corrupt(
-                what,
-                format!("pack at byte {pack}: row {} has no value", produced + i),
-            ));
+            return Err(corrupt(what, format!("pack at byte {pack}: row {} has no value", produced + i)));
         }
         produced += n;
         pos = end;
     }
     if produced != count {
-        return Err(corrupt(
-            what,
-            format!("at byte {}: stream ends after {produced} of {count} values", data.len()),
-        ));
+        return Err(corrupt(what, format!("at byte {}: stream ends after {produced} of {count} values", data.len())));
     }
     Ok(())
 }

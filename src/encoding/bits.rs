@@ -423,8 +423,7 @@ mod tests {
 
     #[test]
     fn test_unpack_matches_naive_for_all_widths_and_lengths() {
-        let data: Vec<u8> =
-            (0..1100u32).map(|i| (i.wrapping_mul(0x9e37_79b9) >> 13) as u8 ^ (i as u8)).collect();
+        let data: Vec<u8> = (0..1100u32).map(|i| (i.wrapping_mul(0x9e37_79b9) >> 13) as u8 ^ (i as u8)).collect();
         for width in 0..=64u32 {
             for n in (0..=40).chain([63, 64, 65, 127, 128, 129]) {
                 let need = packed_len(width, n).unwrap();
@@ -484,10 +483,7 @@ mod tests {
         let mut none: [u64; 0] = [];
         assert!(unpack(64, &[], &mut none).is_ok());
         assert_eq!(packed_len(7, 3), Some(3));
-        assert_eq!(
-            packed_len(64, usize::MAX).map(|_| ()),
-            if usize::BITS >= 64 { None } else { Some(()) }
-        );
+        assert_eq!(packed_len(64, usize::MAX).map(|_| ()), if usize::BITS >= 64 { None } else { Some(()) });
     }
 
     #[test]

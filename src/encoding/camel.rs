@@ -72,19 +72,11 @@ fn decode_inner(data: &[u8], count: usize, out: &mut Vec<f64>) -> Result<()> {
     while pos < data.len() {
         let rest = data.get(pos..).unwrap_or(&[]);
         let Some((zz, used)) = read_uvarint32(rest) else {
-            return Err(TsFileError::corrupt(
-                WHAT,
-                None,
-                format!("invalid or truncated VarInt block length at byte {pos}"),
-            ));
+            return Err(TsFileError::corrupt(WHAT, None, format!("invalid or truncated VarInt block length at byte {pos}")));
         };
         let nbits = ((zz >> 1) as i32) ^ -((zz & 1) as i32);
         if nbits <= 0 {
-            return Err(TsFileError::corrupt(
-                WHAT,
-                None,
-                format!("block at byte {pos} declares {nbits} bits"),
-            ));
+            return Err(TsFileError::corrupt(WHAT, None, format!("block at byte {pos} declares {nbits} bits")));
         }
         let nbits = nbits as usize;
         let start = pos + used;
@@ -93,35 +85,21 @@ fn decode_inner(data: &[u8], count: usize, out: &mut Vec<f64>) -> Result<()> {
             return Err(TsFileError::corrupt(
                 WHAT,
                 None,
-                format!(
-                    "block at byte {start} needs {nbytes} bytes, {} available",
-                    data.len() - start.min(data.len())
-                ),
+                format!("block at byte {start} needs {nbytes} bytes, {} available", data.len() - start.min(data.len())),
             ));
         };
         decode_block(block, nbits, start, count, &mut produced, out)?;
         pos = start + nbytes;
     }
     if produced != count {
-        return Err(TsFileError::corrupt(
-            WHAT,
-            None,
-            format!("stream holds {produced} values, {count} expected"),
-        ));
+        return Err(TsFileError::corrupt(WHAT, None, format!("stream holds {produced} values, {count} expected")));
     }
     Ok(())
 }
 
 /// Decode one block of `nbits` bits (`block` is exactly `ceil(nbits / 8)` bytes starting at
 /// byte `at` of the stream).
-fn decode_block(
-    block: &[u8],
-    nbits: usize,
-    at: usize,
-    count: usize,
-    produced: &mut usize,
-    out: &mut Vec<f64>,
-) -> Result<()> {
+fn decode_block(block: &[u8], nbits: usize, at: usize, count: usize, produced: &mut usize, out: &mut Vec<f64>) -> Result<()> {
     let mut r = BitReader::new(block);
     let push = |v: f64, produced: &mut usize, out: &mut Vec<f64>| -> Result<()> {
         if *produced >= count {
@@ -136,11 +114,7 @@ fn decode_block(
         Ok(())
     };
     if nbits < 64 {
-        return Err(TsFileError::corrupt(
-            WHAT,
-            None,
-            format!("block at byte {at} has {nbits} bits, fewer than its first value"),
-        ));
+        return Err(TsFileError::corrupt(WHAT, None, format!("block at byte {at} has {nbits} bits, fewer than its first value")));
     }
     let first = f64::from_bits(r.read(64)?);
     push(first, produced, out)?;
@@ -167,9 +141,7 @@ fn decode_block(
             return Err(TsFileError::corrupt(
                 WHAT,
                 None,
-                format!(
-                    "value at bit {vstart} of the block at byte {at} runs past its {nbits} bits"
-                ),
+                format!("value at bit {vstart} of the block at byte {at} runs past its {nbits} bits"),
             ));
         }
         push(value, produced, out)?;
@@ -177,11 +149,7 @@ fn decode_block(
     }
     let pad = (block.len() * 8 - nbits) as u32;
     if r.read(pad)? != 0 {
-        return Err(TsFileError::corrupt(
-            WHAT,
-            None,
-            format!("non-zero padding after bit {nbits} of the block at byte {at}"),
-        ));
+        return Err(TsFileError::corrupt(WHAT, None, format!("non-zero padding after bit {nbits} of the block at byte {at}")));
     }
     Ok(())
 }
@@ -202,9 +170,7 @@ fn read_varlong(r: &mut BitReader<'_>, at: usize) -> Result<i64> {
             return Err(TsFileError::corrupt(
                 WHAT,
                 None,
-                format!(
-                    "varlong at bit {start} of the block at byte {at} is longer than 10 groups"
-                ),
+                format!("varlong at bit {start} of the block at byte {at} is longer than 10 groups"),
             ));
         }
     }
@@ -212,12 +178,7 @@ fn read_varlong(r: &mut BitReader<'_>, at: usize) -> Result<i64> {
 }
 
 /// A type-1 (decimal) absolute value; updates the integer-part predictor.
-fn read_decimal(
-    r: &mut BitReader<'_>,
-    int_prev: &mut i64,
-    vstart: usize,
-    at: usize,
-) -> Result<f64> {
+fn read_decimal(r: &mut BitReader<'_>, int_prev: &mut i64, vstart: usize, at: usize) -> Result<f64> {
     *int_prev = int_prev.wrapping_add(read_varlong(r, at)?);
     let c = r.read(4)? + 1;
     if c > MAX_DECIMALS {
@@ -247,13 +208,7 @@ fn read_decimal(
 }
 
 /// A type-0 (XOR) bit pattern of `|value|`.
-fn read_xor(
-    r: &mut BitReader<'_>,
-    prev_bits: u64,
-    window: &mut Option<(u32, u32)>,
-    vstart: usize,
-    at: usize,
-) -> Result<u64> {
+fn read_xor(r: &mut BitReader<'_>, prev_bits: u64, window: &mut Option<(u32, u32)>, vstart: usize, at: usize) -> Result<u64> {
     if !r.read_bit()? {
         return Ok(prev_bits);
     }
@@ -382,8 +337,7 @@ pub mod encode {
             if dv >= threshold {
                 self.w.write_bit(true);
                 m = i64::from((dv % threshold) as i32);
-                let x = canonical_bits(dv as f64 / pow as f64 + 1.0)
-                    ^ canonical_bits(m as f64 / pow as f64 + 1.0);
+                let x = canonical_bits(dv as f64 / pow as f64 + 1.0) ^ canonical_bits(m as f64 / pow as f64 + 1.0);
                 self.w.write(x >> (52 - dc), dc as u32);
             } else {
                 self.w.write_bit(false);
@@ -397,12 +351,7 @@ pub mod encode {
         let Some((&first, rest)) = values.split_first() else {
             return (Vec::new(), 0);
         };
-        let mut e = Encoder {
-            w: BitWriter::new(),
-            int_prev: first as i64,
-            prev_bits: canonical_bits(first),
-            window: None,
-        };
+        let mut e = Encoder { w: BitWriter::new(), int_prev: first as i64, prev_bits: canonical_bits(first), window: None };
         e.w.write(first.to_bits(), 64);
         for &v in rest {
             e.value(v);
@@ -503,8 +452,7 @@ mod tests {
 
     #[test]
     fn test_decode_f64_negative_and_decimal_values() {
-        let mut vals: Vec<f64> =
-            (-300..300).map(|i| i as f64 / 8.0 + (i % 7) as f64 / 100.0).collect();
+        let mut vals: Vec<f64> = (-300..300).map(|i| i as f64 / 8.0 + (i % 7) as f64 / 100.0).collect();
         vals.extend(std::iter::repeat_n(-0.5, 200));
         vals.extend(std::iter::repeat_n(1e-300, 200));
         let data = encode_f64(&vals);

@@ -130,7 +130,12 @@ impl ValueCheck {
 
 const REJECTED: Verdict = Verdict { ends: false, outside: usize::MAX, bounds: false, nans: usize::MAX };
 
-fn verdict_float<T: Copy + PartialOrd>(values: &[T], [min, max, first, last]: [T; 4], bits: impl Fn(T) -> u64, finite: impl Fn(T) -> bool) -> Verdict {
+fn verdict_float<T: Copy + PartialOrd>(
+    values: &[T],
+    [min, max, first, last]: [T; 4],
+    bits: impl Fn(T) -> u64,
+    finite: impl Fn(T) -> bool,
+) -> Verdict {
     let nan = |v: T| v.partial_cmp(&v).is_none();
     let same = |a: Option<&T>, b: T| a.is_some_and(|&a| bits(a) == bits(b) || (nan(a) && nan(b)));
     let ends = same(values.first(), first) && same(values.last(), last);
@@ -205,7 +210,9 @@ pub fn decode_i64_checked(
     opts: &DecodeOptions,
     check: Option<&ValueCheck>,
 ) -> Result<()> {
-    resolve(encoding, TsDataType::Int64, out, opts, check, ValueCheck::verdict_i64, |o, op| decode_i64(encoding, data, count, o, op))
+    resolve(encoding, TsDataType::Int64, out, opts, check, ValueCheck::verdict_i64, |o, op| {
+        decode_i64(encoding, data, count, o, op)
+    })
 }
 
 /// [`decode_f32`] with the writer's semantics chosen by `check` (see the module doc).
@@ -217,7 +224,9 @@ pub fn decode_f32_checked(
     opts: &DecodeOptions,
     check: Option<&ValueCheck>,
 ) -> Result<()> {
-    resolve(encoding, TsDataType::Float, out, opts, check, ValueCheck::verdict_f32, |o, op| decode_f32(encoding, data, count, o, op))
+    resolve(encoding, TsDataType::Float, out, opts, check, ValueCheck::verdict_f32, |o, op| {
+        decode_f32(encoding, data, count, o, op)
+    })
 }
 
 /// [`decode_f64`] with the writer's semantics chosen by `check` (see the module doc).
@@ -229,7 +238,9 @@ pub fn decode_f64_checked(
     opts: &DecodeOptions,
     check: Option<&ValueCheck>,
 ) -> Result<()> {
-    resolve(encoding, TsDataType::Double, out, opts, check, ValueCheck::verdict_f64, |o, op| decode_f64(encoding, data, count, o, op))
+    resolve(encoding, TsDataType::Double, out, opts, check, ValueCheck::verdict_f64, |o, op| {
+        decode_f64(encoding, data, count, o, op)
+    })
 }
 
 #[cfg(test)]

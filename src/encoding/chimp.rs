@@ -15,42 +15,27 @@
 //! start or right after `00`/`01`, which writers never emit) are reported as corruption.
 
 use crate::encoding::bits::BitReader;
-use crate::encoding::gorilla::{
-    check_end, retag, MARKER_32_FLOAT, MARKER_32_INT, MARKER_64_FLOAT, MARKER_64_INT,
-};
+use crate::encoding::gorilla::{check_end, retag, MARKER_32_FLOAT, MARKER_32_INT, MARKER_64_FLOAT, MARKER_64_INT};
 use crate::error::{Result, TsFileError};
 
 /// Decode `count` CHIMP-encoded INT32/DATE values, appending them to `out`.
 pub fn decode_i32(data: &[u8], count: usize, out: &mut Vec<i32>) -> Result<()> {
-    decode_words::<32, 64, _, _>(data, count, out, MARKER_32_INT, "CHIMP INT32 stream", |w| {
-        w as u32 as i32
-    })
+    decode_words::<32, 64, _, _>(data, count, out, MARKER_32_INT, "CHIMP INT32 stream", |w| w as u32 as i32)
 }
 
 /// Decode `count` CHIMP-encoded INT64/TIMESTAMP values, appending them to `out`.
 pub fn decode_i64(data: &[u8], count: usize, out: &mut Vec<i64>) -> Result<()> {
-    decode_words::<64, 128, _, _>(data, count, out, MARKER_64_INT, "CHIMP INT64 stream", |w| {
-        w as i64
-    })
+    decode_words::<64, 128, _, _>(data, count, out, MARKER_64_INT, "CHIMP INT64 stream", |w| w as i64)
 }
 
 /// Decode `count` CHIMP-encoded FLOAT values (IEEE bits), appending them to `out`.
 pub fn decode_f32(data: &[u8], count: usize, out: &mut Vec<f32>) -> Result<()> {
-    decode_words::<32, 64, _, _>(data, count, out, MARKER_32_FLOAT, "CHIMP FLOAT stream", |w| {
-        f32::from_bits(w as u32)
-    })
+    decode_words::<32, 64, _, _>(data, count, out, MARKER_32_FLOAT, "CHIMP FLOAT stream", |w| f32::from_bits(w as u32))
 }
 
 /// Decode `count` CHIMP-encoded DOUBLE values (IEEE bits), appending them to `out`.
 pub fn decode_f64(data: &[u8], count: usize, out: &mut Vec<f64>) -> Result<()> {
-    decode_words::<64, 128, _, _>(
-        data,
-        count,
-        out,
-        MARKER_64_FLOAT,
-        "CHIMP DOUBLE stream",
-        f64::from_bits,
-    )
+    decode_words::<64, 128, _, _>(data, count, out, MARKER_64_FLOAT, "CHIMP DOUBLE stream", f64::from_bits)
 }
 
 /// Leading-zero count of a 3-bit code.
@@ -136,11 +121,7 @@ fn decode_inner<const W: u32, const P: usize, T, F: Fn(u64) -> T>(
 }
 
 #[inline(always)]
-fn next_word<const W: u32, const P: usize>(
-    r: &mut BitReader<'_>,
-    st: &mut State<P>,
-    what: &'static str,
-) -> Result<u64> {
+fn next_word<const W: u32, const P: usize>(r: &mut BitReader<'_>, st: &mut State<P>, what: &'static str) -> Result<u64> {
     // Index width I and significant-bit field width S.
     let iw: u32 = if W == 32 { 6 } else { 7 };
     let sw: u32 = if W == 32 { 5 } else { 6 };
@@ -202,21 +183,13 @@ fn next_word<const W: u32, const P: usize>(
 
 /// The ring slot `idx`, which must already hold a value.
 #[inline(always)]
-fn ring_get<const P: usize>(
-    st: &State<P>,
-    idx: usize,
-    what: &'static str,
-    pos: usize,
-) -> Result<u64> {
+fn ring_get<const P: usize>(st: &State<P>, idx: usize, what: &'static str, pos: usize) -> Result<u64> {
     match st.ring.get(idx) {
         Some(&v) if idx < st.filled => Ok(v),
         _ => Err(TsFileError::corrupt(
             what,
             None,
-            format!(
-                "at bit {pos}: ring index {idx} refers to a slot not written yet ({} filled)",
-                st.filled
-            ),
+            format!("at bit {pos}: ring index {idx} refers to a slot not written yet ({} filled)", st.filled),
         )),
     }
 }
@@ -225,9 +198,7 @@ fn ring_get<const P: usize>(
 #[cfg(any(test, feature = "encoders"))]
 pub mod encode {
     use crate::encoding::bits::BitWriter;
-    use crate::encoding::gorilla::{
-        MARKER_32_FLOAT, MARKER_32_INT, MARKER_64_FLOAT, MARKER_64_INT,
-    };
+    use crate::encoding::gorilla::{MARKER_32_FLOAT, MARKER_32_INT, MARKER_64_FLOAT, MARKER_64_INT};
 
     /// Rounded-down leading zeros and their 3-bit code.
     fn round_lead(lz: u32) -> (u32, u64) {

@@ -33,8 +33,7 @@ pub fn decode_binary_with(data: &[u8], count: usize, out: &mut BinaryValues, opt
     if data.is_empty() && count == 0 {
         return Ok(());
     }
-    let (n, mut pos) =
-        read_varint(data, 0).map_err(|e| corrupt(format!("entry count at byte 0: {e}")))?;
+    let (n, mut pos) = read_varint(data, 0).map_err(|e| corrupt(format!("entry count at byte 0: {e}")))?;
     let Ok(n) = usize::try_from(n) else {
         return Err(corrupt(format!("at byte 0: negative entry count {n}")));
     };
@@ -42,8 +41,7 @@ pub fn decode_binary_with(data: &[u8], count: usize, out: &mut BinaryValues, opt
     let mut entries: Vec<&[u8]> = Vec::with_capacity(n.min(data.len()));
     let mut dict_bytes = 0usize;
     for i in 0..n {
-        let (len, start) = read_varint(data, pos)
-            .map_err(|e| corrupt(format!("length of entry {i} at byte {pos}: {e}")))?;
+        let (len, start) = read_varint(data, pos).map_err(|e| corrupt(format!("length of entry {i} at byte {pos}: {e}")))?;
         let Ok(len) = usize::try_from(len) else {
             return Err(corrupt(format!("entry {i} at byte {pos}: negative length {len}")));
         };
@@ -131,11 +129,7 @@ pub mod encode {
             varint(e.len() as i32, &mut out);
             out.extend_from_slice(e);
         }
-        out.extend(if java {
-            rle::encode::i32(&indices)
-        } else {
-            rle::encode::i32_packed(&indices)
-        });
+        out.extend(if java { rle::encode::i32(&indices) } else { rle::encode::i32_packed(&indices) });
         out
     }
 }
@@ -178,9 +172,7 @@ mod tests {
     #[test]
     fn test_decode_binary_cpp_writer_page() {
         // A STRING page of the C++ writer (PyPI `tsfile` 2.5), 40 values.
-        let bytes = h(
-            "0e06616221000678797a04616202710878797a2104712112030b080538ca7194e335c6538ca7194f329c",
-        );
+        let bytes = h("0e06616221000678797a04616202710878797a2104712112030b080538ca7194e335c6538ca7194f329c");
         let want: Vec<&str> = (0..40)
             .map(|i| match (i % 5, i) {
                 (0, 0) => "ab!",
@@ -208,9 +200,7 @@ mod tests {
 
     #[test]
     fn test_decode_binary_java_repeated_index_runs_and_nul_bytes() {
-        let vals: Vec<&[u8]> =
-            [vec![&b"a\0b"[..]; 20], vec![&b""[..], b"\xff\xfe", b"a\0b"], vec![&b"z"[..]; 9]]
-                .concat();
+        let vals: Vec<&[u8]> = [vec![&b"a\0b"[..]; 20], vec![&b""[..], b"\xff\xfe", b"a\0b"], vec![&b"z"[..]; 9]].concat();
         let bytes = encode::binary(&vals, true);
         let got = strs(&bytes, vals.len()).unwrap();
         assert_eq!(got, vals.iter().map(|v| v.to_vec()).collect::<Vec<_>>());

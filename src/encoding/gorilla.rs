@@ -25,9 +25,7 @@ pub(crate) const MARKER_64_FLOAT: u64 = 0x7ff8_0000_0000_0000;
 
 /// Decode `count` GORILLA-encoded INT32/DATE values, appending them to `out`.
 pub fn decode_i32(data: &[u8], count: usize, out: &mut Vec<i32>) -> Result<()> {
-    decode_words::<32, _, _>(data, count, out, MARKER_32_INT, "GORILLA INT32 stream", |w| {
-        w as u32 as i32
-    })
+    decode_words::<32, _, _>(data, count, out, MARKER_32_INT, "GORILLA INT32 stream", |w| w as u32 as i32)
 }
 
 /// Decode `count` GORILLA-encoded INT64/TIMESTAMP values, appending them to `out`.
@@ -38,22 +36,13 @@ pub fn decode_i64(data: &[u8], count: usize, out: &mut Vec<i64>) -> Result<()> {
 /// Decode `count` GORILLA-encoded FLOAT values (IEEE bits, NaN payloads kept), appending
 /// them to `out`.
 pub fn decode_f32(data: &[u8], count: usize, out: &mut Vec<f32>) -> Result<()> {
-    decode_words::<32, _, _>(data, count, out, MARKER_32_FLOAT, "GORILLA FLOAT stream", |w| {
-        f32::from_bits(w as u32)
-    })
+    decode_words::<32, _, _>(data, count, out, MARKER_32_FLOAT, "GORILLA FLOAT stream", |w| f32::from_bits(w as u32))
 }
 
 /// Decode `count` GORILLA-encoded DOUBLE values (IEEE bits, NaN payloads kept), appending
 /// them to `out`.
 pub fn decode_f64(data: &[u8], count: usize, out: &mut Vec<f64>) -> Result<()> {
-    decode_words::<64, _, _>(
-        data,
-        count,
-        out,
-        MARKER_64_FLOAT,
-        "GORILLA DOUBLE stream",
-        f64::from_bits,
-    )
+    decode_words::<64, _, _>(data, count, out, MARKER_64_FLOAT, "GORILLA DOUBLE stream", f64::from_bits)
 }
 
 /// Decode only the first `n` of a stream's `count` values (`n < count`: a reader keeping a
@@ -72,9 +61,7 @@ pub fn decode_f32_prefix(data: &[u8], count: usize, n: usize, out: &mut Vec<f32>
 
 /// [`decode_f64_prefix`] for INT32/DATE.
 pub fn decode_i32_prefix(data: &[u8], count: usize, n: usize, out: &mut Vec<i32>) -> Result<()> {
-    decode_words_upto::<32, _, _>(data, count, n.min(count), out, MARKER_32_INT, "GORILLA INT32 stream", |w| {
-        w as u32 as i32
-    })
+    decode_words_upto::<32, _, _>(data, count, n.min(count), out, MARKER_32_INT, "GORILLA INT32 stream", |w| w as u32 as i32)
 }
 
 /// [`decode_f64_prefix`] for INT64/TIMESTAMP.
@@ -247,13 +234,7 @@ fn first_truncated<const W: u32>(
 /// Decode the word that follows `prev`, starting at bit `*pos`; bits past the end of `data`
 /// read as zero, so the caller checks `*pos` against the stream length.
 #[inline(always)]
-fn next_word<const W: u32>(
-    data: &[u8],
-    pos: &mut usize,
-    prev: u64,
-    win: &mut Window,
-    what: &'static str,
-) -> Result<u64> {
+fn next_word<const W: u32>(data: &[u8], pos: &mut usize, prev: u64, win: &mut Window, what: &'static str) -> Result<u64> {
     // Header width: 5 bits each for 32-bit words, 6 bits each for 64-bit words.
     let hw: u32 = if W == 32 { 5 } else { 6 };
     let p = *pos;
@@ -283,11 +264,7 @@ fn next_word<const W: u32>(
     let tz = W - lz - sig;
     *win = Window { tz, sig };
     let start = 2 + 2 * hw;
-    let x = if start + sig <= 57 {
-        (w << start) >> (64 - sig)
-    } else {
-        take(data, p + start as usize, sig)
-    };
+    let x = if start + sig <= 57 { (w << start) >> (64 - sig) } else { take(data, p + start as usize, sig) };
     *pos = p + (start + sig) as usize;
     Ok(prev ^ (x << tz))
 }
@@ -295,22 +272,13 @@ fn next_word<const W: u32>(
 /// Check what a GORILLA/CHIMP writer leaves after the end marker, which ends at bit `pos` of
 /// `data`: zero bits up to the next byte boundary and, when `allow_extra_zero_byte`, at most
 /// one extra `0x00` byte.
-pub(crate) fn check_end(
-    data: &[u8],
-    pos: usize,
-    what: &'static str,
-    allow_extra_zero_byte: bool,
-) -> Result<()> {
+pub(crate) fn check_end(data: &[u8], pos: usize, what: &'static str, allow_extra_zero_byte: bool) -> Result<()> {
     let byte = pos / 8;
     let used = (pos % 8) as u32;
     if used > 0 {
         let last = data.get(byte).copied().unwrap_or(0);
         if last & (0xff >> used) != 0 {
-            return Err(TsFileError::corrupt(
-                what,
-                None,
-                format!("non-zero padding bits at bit {pos} after the end marker"),
-            ));
+            return Err(TsFileError::corrupt(what, None, format!("non-zero padding bits at bit {pos} after the end marker")));
         }
     }
     let at = pos.div_ceil(8);
@@ -318,11 +286,9 @@ pub(crate) fn check_end(
     match (left, data.last()) {
         (0, _) => Ok(()),
         (1, Some(0)) if allow_extra_zero_byte => Ok(()),
-        _ => Err(TsFileError::corrupt(
-            what,
-            None,
-            format!("{left} unexpected trailing byte(s) at byte {at} after the end marker"),
-        )),
+        _ => {
+            Err(TsFileError::corrupt(what, None, format!("{left} unexpected trailing byte(s) at byte {at} after the end marker")))
+        }
     }
 }
 
@@ -352,11 +318,7 @@ fn bad_marker(what: &str, count: usize, value: u64, marker: u64, pos: usize) -> 
 
 #[cold]
 fn no_window(what: &str, pos: usize) -> TsFileError {
-    TsFileError::corrupt(
-        what,
-        None,
-        format!("control '10' at bit {} reuses an XOR window but none is stored", pos - 2),
-    )
+    TsFileError::corrupt(what, None, format!("control '10' at bit {} reuses an XOR window but none is stored", pos - 2))
 }
 
 #[cold]
@@ -364,9 +326,7 @@ fn bad_window(what: &str, lz: u32, sig: u32, w: u32, pos: usize) -> TsFileError 
     TsFileError::corrupt(
         what,
         None,
-        format!(
-            "at bit {pos}: leading zeros {lz} + significant bits {sig} exceed the word width {w}"
-        ),
+        format!("at bit {pos}: leading zeros {lz} + significant bits {sig} exceed the word width {w}"),
     )
 }
 
@@ -480,19 +440,12 @@ mod tests {
     }
 
     /// Every strict prefix of a stream fails, except dropping the optional extra 0x00 byte.
-    fn assert_truncations_fail<T>(
-        data: &[u8],
-        meaningful_bits: usize,
-        dec: impl Fn(&[u8]) -> Result<T>,
-    ) {
+    fn assert_truncations_fail<T>(data: &[u8], meaningful_bits: usize, dec: impl Fn(&[u8]) -> Result<T>) {
         let min_len = meaningful_bits.div_ceil(8);
         for len in 0..data.len() {
             let r = dec(&data[..len]);
             if len >= min_len {
-                assert!(
-                    r.is_ok(),
-                    "prefix of {len} bytes (only the extra 0x00 dropped) must decode"
-                );
+                assert!(r.is_ok(), "prefix of {len} bytes (only the extra 0x00 dropped) must decode");
             } else {
                 assert!(r.is_err(), "prefix of {len}/{} bytes must fail", data.len());
             }

@@ -14,9 +14,7 @@ use crate::error::{Result, TsFileError};
 
 /// Decode `count` GORILLA_V1 FLOAT values, appending them to `out`.
 pub fn decode_f32(data: &[u8], count: usize, out: &mut Vec<f32>) -> Result<()> {
-    decode_words::<32, _, _>(data, count, out, "GORILLA_V1 FLOAT stream", |w| {
-        f32::from_bits(w as u32)
-    })
+    decode_words::<32, _, _>(data, count, out, "GORILLA_V1 FLOAT stream", |w| f32::from_bits(w as u32))
 }
 
 /// Decode `count` GORILLA_V1 DOUBLE values, appending them to `out`.
@@ -99,18 +97,12 @@ fn next_word<const W: u32>(r: &mut BitReader<'_>, prev: u64, what: &'static str)
     let start = r.bit_position() - 1;
     if !r.read_bit()? {
         // Window of the previous value itself.
-        let (lz, tz) = if prev == 0 {
-            (W, W)
-        } else {
-            (prev.leading_zeros() - (64 - W), prev.trailing_zeros())
-        };
+        let (lz, tz) = if prev == 0 { (W, W) } else { (prev.leading_zeros() - (64 - W), prev.trailing_zeros()) };
         let Some(b) = W.checked_sub(lz + tz).filter(|&b| b > 0) else {
             return Err(TsFileError::corrupt(
                 what,
                 None,
-                format!(
-                    "control '10' at bit {start} but the previous value {prev:#x} has no window"
-                ),
+                format!("control '10' at bit {start} but the previous value {prev:#x} has no window"),
             ));
         };
         return Ok(prev ^ (r.read(b)? << tz));
@@ -234,8 +226,7 @@ mod tests {
 
     #[test]
     fn test_decode_f64_nan_data_zero_and_one_value() {
-        let mut vals =
-            vec![f64::NAN, 1.5, f64::NAN, f64::NAN, -0.0, f64::INFINITY, f64::from_bits(3)];
+        let mut vals = vec![f64::NAN, 1.5, f64::NAN, f64::NAN, -0.0, f64::INFINITY, f64::from_bits(3)];
         vals.extend(std::iter::repeat_n(-7.25, 500));
         let data = encode_f64(&vals);
         let want: Vec<u64> = vals.iter().map(|v| v.to_bits()).collect();

@@ -290,13 +290,7 @@ pub fn decode_bool(
 }
 
 /// Decode `count` INT32 or DATE values.
-pub fn decode_i32(
-    encoding: Encoding,
-    data: &[u8],
-    count: usize,
-    out: &mut Vec<i32>,
-    opts: &DecodeOptions,
-) -> Result<()> {
+pub fn decode_i32(encoding: Encoding, data: &[u8], count: usize, out: &mut Vec<i32>, opts: &DecodeOptions) -> Result<()> {
     check_count(count, 32, opts, "INT32")?;
     match encoding {
         Encoding::Plain => plain::decode_i32(data, count, out),
@@ -314,13 +308,7 @@ pub fn decode_i32(
 }
 
 /// Decode `count` INT64 or TIMESTAMP values.
-pub fn decode_i64(
-    encoding: Encoding,
-    data: &[u8],
-    count: usize,
-    out: &mut Vec<i64>,
-    opts: &DecodeOptions,
-) -> Result<()> {
+pub fn decode_i64(encoding: Encoding, data: &[u8], count: usize, out: &mut Vec<i64>, opts: &DecodeOptions) -> Result<()> {
     check_count(count, 64, opts, "INT64")?;
     match encoding {
         Encoding::Plain => plain::decode_i64(data, count, out),
@@ -337,13 +325,7 @@ pub fn decode_i64(
 }
 
 /// Decode `count` FLOAT values.
-pub fn decode_f32(
-    encoding: Encoding,
-    data: &[u8],
-    count: usize,
-    out: &mut Vec<f32>,
-    opts: &DecodeOptions,
-) -> Result<()> {
+pub fn decode_f32(encoding: Encoding, data: &[u8], count: usize, out: &mut Vec<f32>, opts: &DecodeOptions) -> Result<()> {
     check_count(count, 32, opts, "FLOAT")?;
     match encoding {
         Encoding::Plain => plain::decode_f32(data, count, out),
@@ -359,13 +341,7 @@ pub fn decode_f32(
 }
 
 /// Decode `count` DOUBLE values.
-pub fn decode_f64(
-    encoding: Encoding,
-    data: &[u8],
-    count: usize,
-    out: &mut Vec<f64>,
-    opts: &DecodeOptions,
-) -> Result<()> {
+pub fn decode_f64(encoding: Encoding, data: &[u8], count: usize, out: &mut Vec<f64>, opts: &DecodeOptions) -> Result<()> {
     check_count(count, 64, opts, "DOUBLE")?;
     match encoding {
         Encoding::Plain => plain::decode_f64(data, count, out),
@@ -397,9 +373,7 @@ pub fn decode_binary(
             plain::decode_binary(data, count, out)?;
             check_longest_since(out, first, opts, data_type)
         }
-        (Encoding::Dictionary, TsDataType::Text | TsDataType::String) => {
-            dictionary::decode_binary_with(data, count, out, opts)
-        }
+        (Encoding::Dictionary, TsDataType::Text | TsDataType::String) => dictionary::decode_binary_with(data, count, out, opts),
         (e, t) => Err(unsupported(e, t)),
     }
 }
@@ -420,12 +394,7 @@ pub(crate) fn check_longest_since(out: &BinaryValues, first: usize, opts: &Decod
 /// Returns `true` when the stream's structure already shows the timestamps strictly ascend
 /// (TS_2DIFF block headers: [`ts2diff::ascending_by_headers`]); `false` means unknown, so a
 /// reader that requires ascending timestamps compares them itself.
-pub fn decode_time(
-    encoding: Encoding,
-    data: &[u8],
-    out: &mut Vec<i64>,
-    opts: &DecodeOptions,
-) -> Result<bool> {
+pub fn decode_time(encoding: Encoding, data: &[u8], out: &mut Vec<i64>, opts: &DecodeOptions) -> Result<bool> {
     match encoding {
         Encoding::Plain => {
             if !data.len().is_multiple_of(8) {
@@ -445,9 +414,7 @@ pub fn decode_time(
             ts2diff::decode_i64_to_end(data, out, opts.max_page_values)?;
             Ok(ts2diff::ascending_by_headers(data, out.get(start..).unwrap_or(&[])))
         }
-        e => Err(TsFileError::unsupported(format!(
-            "time stream encoding {e} without a known value count"
-        ))),
+        e => Err(TsFileError::unsupported(format!("time stream encoding {e} without a known value count"))),
     }
 }
 

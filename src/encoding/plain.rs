@@ -37,10 +37,7 @@ impl std::fmt::Display for VarIntError {
 /// Read a 32-bit UVarInt (LEB128, at most 5 bytes) at `pos`; returns the value and the
 /// position after it.
 #[inline(always)]
-pub(crate) fn read_uvarint(
-    data: &[u8],
-    pos: usize,
-) -> std::result::Result<(u32, usize), VarIntError> {
+pub(crate) fn read_uvarint(data: &[u8], pos: usize) -> std::result::Result<(u32, usize), VarIntError> {
     match data.get(pos) {
         Some(&b) if b < 0x80 => Ok((u32::from(b), pos + 1)),
         Some(_) => read_uvarint_slow(data, pos),
@@ -75,10 +72,7 @@ pub(crate) fn unzigzag32(u: u32) -> i32 {
 
 /// Read a VarInt (zig-zag `i32`) at `pos`.
 #[inline(always)]
-pub(crate) fn read_varint(
-    data: &[u8],
-    pos: usize,
-) -> std::result::Result<(i32, usize), VarIntError> {
+pub(crate) fn read_varint(data: &[u8], pos: usize) -> std::result::Result<(i32, usize), VarIntError> {
     read_uvarint(data, pos).map(|(u, p)| (unzigzag32(u), p))
 }
 
@@ -136,19 +130,11 @@ pub fn decode_i32(data: &[u8], count: usize, out: &mut Vec<i32>) -> Result<()> {
                 out.push(v);
                 pos = p;
             }
-            Err(e) => {
-                return Err(corrupt(WHAT, format!("value {i} of {count} at byte {pos}: {e}")))
-            }
+            Err(e) => return Err(corrupt(WHAT, format!("value {i} of {count} at byte {pos}: {e}"))),
         }
     }
     if pos != data.len() {
-        return Err(corrupt(
-            WHAT,
-            format!(
-                "at byte {pos}: {} unexpected trailing bytes after {count} values",
-                data.len() - pos
-            ),
-        ));
+        return Err(corrupt(WHAT, format!("at byte {pos}: {} unexpected trailing bytes after {count} values", data.len() - pos)));
     }
     Ok(())
 }
@@ -208,10 +194,7 @@ pub fn decode_binary(data: &[u8], count: usize, out: &mut BinaryValues) -> Resul
     if pos != data.len() {
         return Err(corrupt(
             "PLAIN binary stream",
-            format!(
-                "at byte {pos}: {} unexpected trailing bytes after {count} values",
-                data.len() - pos
-            ),
+            format!("at byte {pos}: {} unexpected trailing bytes after {count} values", data.len() - pos),
         ));
     }
     Ok(())
@@ -220,25 +203,14 @@ pub fn decode_binary(data: &[u8], count: usize, out: &mut BinaryValues) -> Resul
 /// Decode values `window` of `count` TEXT/STRING/BLOB/OBJECT values (a reader keeping some
 /// of a page's rows): the values before it are stepped over by their lengths, the stream
 /// after it is not read.
-pub fn decode_binary_window(
-    data: &[u8],
-    count: usize,
-    window: std::ops::Range<usize>,
-    out: &mut BinaryValues,
-) -> Result<()> {
+pub fn decode_binary_window(data: &[u8], count: usize, window: std::ops::Range<usize>, out: &mut BinaryValues) -> Result<()> {
     let end = window.end.min(count);
     decode_binary_upto(data, count, window.start.min(end), end, out).map(|_| ())
 }
 
 /// Decode values `skip..stop` of `count` values (the first `skip` are only stepped over);
 /// returns the byte after the last one.
-fn decode_binary_upto(
-    data: &[u8],
-    count: usize,
-    skip: usize,
-    stop: usize,
-    out: &mut BinaryValues,
-) -> Result<usize> {
+fn decode_binary_upto(data: &[u8], count: usize, skip: usize, stop: usize, out: &mut BinaryValues) -> Result<usize> {
     const WHAT: &str = "PLAIN binary stream";
     // Every value takes at least one byte (its length), and the value bytes are a subset of
     // the input: both reservations are bounded by the input size. A part of the stream
@@ -256,18 +228,15 @@ fn decode_binary_upto(
     out.data.reserve(share + if fits { SHORT } else { 0 });
     let mut pos = 0usize;
     for i in 0..stop {
-        let (len, start) = read_varint(data, pos)
-            .map_err(|e| corrupt(WHAT, format!("length of value {i} at byte {pos}: {e}")))?;
+        let (len, start) =
+            read_varint(data, pos).map_err(|e| corrupt(WHAT, format!("length of value {i} at byte {pos}: {e}")))?;
         let Ok(len) = usize::try_from(len) else {
             return Err(corrupt(WHAT, format!("value {i} at byte {pos}: negative length {len}")));
         };
         let Some(bytes) = start.checked_add(len).and_then(|end| data.get(start..end)) else {
             return Err(corrupt(
                 WHAT,
-                format!(
-                    "value {i} at byte {pos}: length {len} exceeds the {} remaining bytes",
-                    data.len() - start
-                ),
+                format!("value {i} at byte {pos}: length {len} exceeds the {} remaining bytes", data.len() - start),
             ));
         };
         if i >= skip {
@@ -405,22 +374,11 @@ mod tests {
     fn test_decode_windows_step_over_what_they_skip() {
         let texts: Vec<String> = (0..50).map(|i| format!("v{i}").repeat(i % 4)).collect();
         let data = encode::binary(&texts);
-        for (a, b) in [
-            (0, 0),
-            (0, 1),
-            (10, 20),
-            (49, 50),
-            (0, 50),
-            (30, 80),
-            (40, 10),
-        ] {
+        for (a, b) in [(0, 0), (0, 1), (10, 20), (49, 50), (0, 50), (30, 80), (40, 10)] {
             let mut out = BinaryValues::new();
             decode_binary_window(&data, 50, a..b, &mut out).unwrap();
             let end = b.min(50);
-            let expect: Vec<&[u8]> = texts[a.min(end)..end]
-                .iter()
-                .map(|t| t.as_bytes())
-                .collect();
+            let expect: Vec<&[u8]> = texts[a.min(end)..end].iter().map(|t| t.as_bytes()).collect();
             let got: Vec<&[u8]> = (0..out.len()).map(|i| out.get(i).unwrap()).collect();
             assert_eq!(got, expect, "{a}..{b}");
         }
@@ -429,15 +387,9 @@ mod tests {
         cut.truncate(data.len() / 2);
         assert!(decode_binary_window(&cut, 50, 45..46, &mut BinaryValues::new()).is_err());
         let ints = encode::i64(&(0..10).collect::<Vec<_>>());
-        assert_eq!(
-            fixed_window(&ints, 10, 3..5, 8, "x").unwrap(),
-            &ints[24..40]
-        );
+        assert_eq!(fixed_window(&ints, 10, 3..5, 8, "x").unwrap(), &ints[24..40]);
         let (from, to) = (5, 3);
-        assert_eq!(
-            fixed_window(&ints, 10, from..to, 8, "x").unwrap(),
-            &[] as &[u8]
-        );
+        assert_eq!(fixed_window(&ints, 10, from..to, 8, "x").unwrap(), &[] as &[u8]);
         assert!(fixed_window(&ints[..79], 10, 3..5, 8, "x").is_err());
     }
 
@@ -513,13 +465,7 @@ mod tests {
         // A NaN payload survives untouched.
         let nan = f32::from_bits(0x7fa0_0001);
         assert_eq!(f32s(&encode::f32(&[nan]), 1).unwrap()[0].to_bits(), 0x7fa0_0001);
-        let d = [
-            f64::NAN,
-            -0.0,
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-            f64::from_bits(0xfff0_0000_0000_0001),
-        ];
+        let d = [f64::NAN, -0.0, f64::INFINITY, f64::NEG_INFINITY, f64::from_bits(0xfff0_0000_0000_0001)];
         let got = f64s(&encode::f64(&d), d.len()).unwrap();
         assert_eq!(got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), d.map(f64::to_bits));
     }
@@ -595,7 +541,8 @@ mod tests {
     fn test_decode_binary_short_block_copies_at_every_length_and_position() {
         // Lengths around the 16-byte block (0, 1, 15, 16, 17, 40), the last values ending
         // less than 16 bytes before the end of the stream, windows starting anywhere.
-        let vals: Vec<Vec<u8>> = (0..60u8).map(|i| (0..[0, 1, 15, 16, 17, 40, 3][usize::from(i) % 7]).map(|j| i ^ j).collect()).collect();
+        let vals: Vec<Vec<u8>> =
+            (0..60u8).map(|i| (0..[0, 1, 15, 16, 17, 40, 3][usize::from(i) % 7]).map(|j| i ^ j).collect()).collect();
         let data = encode::binary(&vals);
         let mut v = BinaryValues::new();
         decode_binary(&data, vals.len(), &mut v).unwrap();

@@ -39,35 +39,22 @@ fn decode<T: PackedInt>(data: &[u8], count: usize, out: &mut Vec<T>, what: &str)
     let mut pos = 0usize;
     while pos < data.len() {
         let block = pos;
-        let truncated =
-            |need: &str| corrupt(what, format!("block at byte {block}: truncated {need}"));
+        let truncated = |need: &str| corrupt(what, format!("block at byte {block}: truncated {need}"));
         let has_missing = match data.get(pos) {
             Some(0) => false,
             Some(1) => true,
-            Some(b) => {
-                return Err(corrupt(what, format!("block at byte {block}: missing-point flag {b}")))
-            }
+            Some(b) => return Err(corrupt(what, format!("block at byte {block}: missing-point flag {b}"))),
             None => return Err(truncated("flag")),
         };
         pos += 1;
         let mut bitmap = None;
         if has_missing {
-            let len = data
-                .get(pos..pos + 4)
-                .map(<i32 as PackedInt>::from_be)
-                .ok_or_else(|| truncated("bitmap length"))?;
+            let len = data.get(pos..pos + 4).map(<i32 as PackedInt>::from_be).ok_or_else(|| truncated("bitmap length"))?;
             let Ok(len) = usize::try_from(len) else {
-                return Err(corrupt(
-                    what,
-                    format!("block at byte {block}: negative bitmap length {len}"),
-                ));
+                return Err(corrupt(what, format!("block at byte {block}: negative bitmap length {len}")));
             };
             pos += 4;
-            bitmap = Some(
-                pos.checked_add(len)
-                    .and_then(|e| data.get(pos..e))
-                    .ok_or_else(|| truncated("bitmap"))?,
-            );
+            bitmap = Some(pos.checked_add(len).and_then(|e| data.get(pos..e)).ok_or_else(|| truncated("bitmap"))?);
             pos += len;
         }
         let header = 4 + 2 * T::BYTES;
@@ -84,10 +71,7 @@ fn decode<T: PackedInt>(data: &[u8], count: usize, out: &mut Vec<T>, what: &str)
         if values > count - produced {
             return Err(corrupt(
                 what,
-                format!(
-                    "block at byte {block} holds {values} values but only {} of {count} remain",
-                    count - produced
-                ),
+                format!("block at byte {block} holds {values} values but only {} of {count} remain", count - produced),
             ));
         }
         out.reserve(values);
@@ -104,10 +88,7 @@ fn decode<T: PackedInt>(data: &[u8], count: usize, out: &mut Vec<T>, what: &str)
         produced += values;
     }
     if produced != count {
-        return Err(corrupt(
-            what,
-            format!("at byte {}: stream ends after {produced} of {count} values", data.len()),
-        ));
+        return Err(corrupt(what, format!("at byte {}: stream ends after {produced} of {count} values", data.len())));
     }
     Ok(())
 }
@@ -202,10 +183,7 @@ mod tests {
         assert!(i32s(&bytes, 5).is_err());
         // Bits at or beyond `slots` are ignored; a bitmap shorter than the slots leaves the
         // remaining slots absent.
-        assert_eq!(
-            i32s(&h("01 00000001 ff 00000003 00000001 00000000"), 3).unwrap(),
-            vec![0, 1, 2]
-        );
+        assert_eq!(i32s(&h("01 00000001 ff 00000003 00000001 00000000"), 3).unwrap(), vec![0, 1, 2]);
         assert_eq!(i32s(&h("01 00000001 81 0000000a 00000001 00000000"), 2).unwrap(), vec![0, 7]);
     }
 
@@ -217,8 +195,7 @@ mod tests {
         want.extend([-7, -14]);
         assert_eq!(i64s(&bytes, 130).unwrap(), want);
         let b32 = encode::i32_block(i32::MIN, i32::MAX, 4, None);
-        let want: Vec<i32> =
-            (0..4).map(|i| i32::MIN.wrapping_add(i32::MAX.wrapping_mul(i))).collect();
+        let want: Vec<i32> = (0..4).map(|i| i32::MIN.wrapping_add(i32::MAX.wrapping_mul(i))).collect();
         assert_eq!(i32s(&b32, 4).unwrap(), want);
     }
 

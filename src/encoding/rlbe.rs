@@ -142,9 +142,7 @@ fn decode_inner<const W: u32, T, A: Accumulate<T>>(
             return Err(TsFileError::corrupt(
                 what,
                 None,
-                format!(
-                    "block at byte {block_at} holds {n} values, {remaining} of {count} expected"
-                ),
+                format!("block at byte {block_at} holds {n} values, {remaining} of {count} expected"),
             ));
         }
         let mut left = n;
@@ -152,11 +150,7 @@ fn decode_inner<const W: u32, T, A: Accumulate<T>>(
             let run_at = r.bit_position();
             let len = r.read(code_bits)? as u32;
             if len == 0 || len > W {
-                return Err(TsFileError::corrupt(
-                    what,
-                    None,
-                    format!("at bit {run_at}: bit length {len} outside 1..={W}"),
-                ));
+                return Err(TsFileError::corrupt(what, None, format!("at bit {run_at}: bit length {len} outside 1..={W}")));
             }
             let mut run = read_fibonacci(&mut r, left, what)?;
             let set = if len == W { top } else { 0 };
@@ -175,11 +169,7 @@ fn decode_inner<const W: u32, T, A: Accumulate<T>>(
         let pad_at = r.bit_position();
         let pad = ((8 - pad_at % 8) % 8) as u32;
         if r.read(pad)? != 0 {
-            return Err(TsFileError::corrupt(
-                what,
-                None,
-                format!("non-zero padding bits at bit {pad_at} after a block"),
-            ));
+            return Err(TsFileError::corrupt(what, None, format!("non-zero padding bits at bit {pad_at} after a block")));
         }
         remaining -= n;
     }
@@ -187,11 +177,7 @@ fn decode_inner<const W: u32, T, A: Accumulate<T>>(
         return Err(TsFileError::corrupt(
             what,
             None,
-            format!(
-                "{} unexpected trailing byte(s) at byte {} after {count} values",
-                r.bits_remaining() / 8,
-                r.bytes_consumed()
-            ),
+            format!("{} unexpected trailing byte(s) at byte {} after {count} values", r.bits_remaining() / 8, r.bytes_consumed()),
         ));
     }
     Ok(())

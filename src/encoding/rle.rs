@@ -72,61 +72,42 @@ fn decode_sections<T: RleInt, O, F: FnMut(T) -> O>(
     let mut produced = 0usize;
     let mut pos = start;
     while pos < data.len() {
-        let (len, p) = read_uvarint(data, pos)
-            .map_err(|e| corrupt(what, format!("section length at byte {pos}: {e}")))?;
-        let sec_end =
-            p.checked_add(len as usize).filter(|&e| e <= data.len()).ok_or_else(|| {
-                corrupt(
-                    what,
-                    format!(
-                        "section at byte {pos} declares {len} bytes, {} remain",
-                        data.len() - p
-                    ),
-                )
-            })?;
+        let (len, p) = read_uvarint(data, pos).map_err(|e| corrupt(what, format!("section length at byte {pos}: {e}")))?;
+        let sec_end = p
+            .checked_add(len as usize)
+            .filter(|&e| e <= data.len())
+            .ok_or_else(|| corrupt(what, format!("section at byte {pos} declares {len} bytes, {} remain", data.len() - p)))?;
         let sec = data.get(..sec_end).unwrap_or(&[]);
         let Some(&w) = sec.get(p) else {
             return Err(corrupt(what, format!("section at byte {pos} is empty (no bit width)")));
         };
         let w = u32::from(w);
         if w > T::BITS {
-            return Err(corrupt(
-                what,
-                format!("section at byte {pos}: bit width {w} exceeds {} for {}", T::BITS, T::NAME),
-            ));
+            return Err(corrupt(what, format!("section at byte {pos}: bit width {w} exceeds {} for {}", T::BITS, T::NAME)));
         }
         let value_bytes = w.div_ceil(8) as usize;
         let mut q = p + 1;
         while q < sec_end {
             let run = q;
-            let (h, q2) = read_uvarint(sec, q)
-                .map_err(|e| corrupt(what, format!("run header at byte {run}: {e}")))?;
+            let (h, q2) = read_uvarint(sec, q).map_err(|e| corrupt(what, format!("run header at byte {run}: {e}")))?;
             q = q2;
             if h & 1 == 1 {
                 let groups = (h >> 1) as usize;
                 if groups == 0 {
-                    return Err(corrupt(
-                        what,
-                        format!("bit-packed run at byte {run} has 0 groups"),
-                    ));
+                    return Err(corrupt(what, format!("bit-packed run at byte {run} has 0 groups")));
                 }
                 let Some(&k) = sec.get(q) else {
                     return Err(corrupt(what, format!("bit-packed run at byte {run}: truncated")));
                 };
                 if !(1..=8).contains(&k) {
-                    return Err(corrupt(
-                        what,
-                        format!("bit-packed run at byte {run}: {k} valid values in the last group"),
-                    ));
+                    return Err(corrupt(what, format!("bit-packed run at byte {run}: {k} valid values in the last group")));
                 }
                 q += 1;
                 let values = (groups - 1).saturating_mul(8).saturating_add(usize::from(k));
                 let nbytes = groups.saturating_mul(w as usize);
                 // The run's groups; unpacking may look at the bytes after them (never beyond
                 // the stream), which keeps the word loads on the fast path.
-                let Some(body) =
-                    q.checked_add(nbytes).filter(|&e| e <= sec_end).and_then(|_| data.get(q..))
-                else {
+                let Some(body) = q.checked_add(nbytes).filter(|&e| e <= sec_end).and_then(|_| data.get(q..)) else {
                     return Err(corrupt(
                         what,
                         format!(
@@ -160,20 +141,12 @@ fn decode_sections<T: RleInt, O, F: FnMut(T) -> O>(
             } else {
                 let n = (h >> 1) as usize;
                 let Some(vb) = sec.get(q..q + value_bytes) else {
-                    return Err(corrupt(
-                        what,
-                        format!(
-                            "repeated run at byte {run}: value of {value_bytes} bytes truncated"
-                        ),
-                    ));
+                    return Err(corrupt(what, format!("repeated run at byte {run}: value of {value_bytes} bytes truncated")));
                 };
                 if n > count - produced {
                     return Err(corrupt(
                         what,
-                        format!(
-                            "repeated run at byte {run} holds {n} values but only {} of {count} remain",
-                            count - produced
-                        ),
+                        format!("repeated run at byte {run} holds {n} values but only {} of {count} remain", count - produced),
                     ));
                 }
                 let v = T::repeated(vb);
@@ -185,23 +158,14 @@ fn decode_sections<T: RleInt, O, F: FnMut(T) -> O>(
         pos = sec_end;
     }
     if produced != count {
-        return Err(corrupt(
-            what,
-            format!("at byte {}: stream ends after {produced} of {count} values", data.len()),
-        ));
+        return Err(corrupt(what, format!("at byte {}: stream ends after {produced} of {count} values", data.len())));
     }
     Ok(())
 }
 
 /// Decode `count` INT32 values from the RLE sections in `data[start..]`; errors name `what`
 /// and positions in `data`. Used by DICTIONARY for its index stream.
-pub(crate) fn decode_i32_at(
-    data: &[u8],
-    start: usize,
-    count: usize,
-    out: &mut Vec<i32>,
-    what: &str,
-) -> Result<()> {
+pub(crate) fn decode_i32_at(data: &[u8], start: usize, count: usize, out: &mut Vec<i32>, what: &str) -> Result<()> {
     decode_sections::<i32, i32, _>(data, start, count, out, what, |x| x)
 }
 
@@ -504,38 +468,11 @@ mod tests {
 
     #[test]
     fn test_decode_max_widths_and_extremes() {
-        let vals = [
-            i32::MIN,
-            i32::MAX,
-            0,
-            -1,
-            1,
-            i32::MIN,
-            i32::MIN,
-            i32::MIN,
-            i32::MIN,
-            i32::MIN,
-            i32::MIN,
-            i32::MIN,
-            i32::MIN,
-        ];
+        let vals = [i32::MIN, i32::MAX, 0, -1, 1, i32::MIN, i32::MIN, i32::MIN, i32::MIN, i32::MIN, i32::MIN, i32::MIN, i32::MIN];
         let bytes = encode::i32(&vals);
         assert_eq!(bytes[1], 32);
         assert_eq!(i32s(&bytes, vals.len()).unwrap(), vals);
-        let vals = [
-            i64::MIN,
-            i64::MAX,
-            0,
-            -1,
-            i64::MAX,
-            i64::MAX,
-            i64::MAX,
-            i64::MAX,
-            i64::MAX,
-            i64::MAX,
-            i64::MAX,
-            i64::MAX,
-        ];
+        let vals = [i64::MIN, i64::MAX, 0, -1, i64::MAX, i64::MAX, i64::MAX, i64::MAX, i64::MAX, i64::MAX, i64::MAX, i64::MAX];
         let bytes = encode::i64(&vals);
         assert_eq!(bytes[1], 64);
         assert_eq!(i64s(&bytes, vals.len()).unwrap(), vals);
@@ -598,39 +535,19 @@ mod tests {
         assert_eq!(bytes[0], 2);
         assert_eq!(f32s(&bytes, vals.len()).unwrap(), vals);
         // Form 3: NaN, infinities and -0.0.
-        let vals = [
-            f32::NAN,
-            1.5,
-            f32::INFINITY,
-            f32::NEG_INFINITY,
-            -0.0,
-            3e7,
-            f32::from_bits(0xffc0_0001),
-        ];
+        let vals = [f32::NAN, 1.5, f32::INFINITY, f32::NEG_INFINITY, -0.0, 3e7, f32::from_bits(0xffc0_0001)];
         let got = f32s(&encode::f32(&vals, 2), vals.len()).unwrap();
-        let want = [
-            f32::NAN,
-            1.5,
-            f32::INFINITY,
-            f32::NEG_INFINITY,
-            0.0,
-            3e7,
-            f32::from_bits(0xffc0_0001),
-        ];
+        let want = [f32::NAN, 1.5, f32::INFINITY, f32::NEG_INFINITY, 0.0, 3e7, f32::from_bits(0xffc0_0001)];
         assert_eq!(got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want.map(f32::to_bits));
     }
 
     #[test]
     fn test_decode_f64_java_float_forms() {
-        let vals: Vec<f64> =
-            [vec![1e17; 9], vec![0.5, f64::NAN, -2.75], vec![f64::INFINITY; 8]].concat();
+        let vals: Vec<f64> = [vec![1e17; 9], vec![0.5, f64::NAN, -2.75], vec![f64::INFINITY; 8]].concat();
         let bytes = encode::f64(&vals, 2);
         assert_eq!(&bytes[..5], &h("fe ff ff ff 07")[..]);
         let got = f64s(&bytes, vals.len()).unwrap();
-        assert_eq!(
-            got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-            vals.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
-        );
+        assert_eq!(got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), vals.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
         // Form 1 over several sections, mpn 3.
         let mut bytes = encode::f64(&[1.125, 2.5], 3);
         bytes.extend(encode::i64(&[-4250]));
@@ -665,11 +582,7 @@ mod tests {
     fn test_decode_count_mismatch_is_error() {
         let bytes = encode::i32(&[1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 3]);
         let e = i32s(&bytes, 5).unwrap_err();
-        assert!(
-            detail(&e).contains("repeated run at byte 2 holds 9 values but only 5"),
-            "{}",
-            detail(&e)
-        );
+        assert!(detail(&e).contains("repeated run at byte 2 holds 9 values but only 5"), "{}", detail(&e));
         let e = i32s(&bytes, 10).unwrap_err();
         assert!(detail(&e).contains("holds 2 values but only 1 of 10"), "{}", detail(&e));
         let e = i32s(&bytes, 12).unwrap_err();

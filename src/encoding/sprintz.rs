@@ -31,12 +31,7 @@ pub fn decode_i32(data: &[u8], count: usize, out: &mut Vec<i32>) -> Result<()> {
 
 /// Decode `count` SPRINTZ-encoded INT64/TIMESTAMP values with the given FIRE product rule,
 /// appending them to `out`.
-pub fn decode_i64(
-    data: &[u8],
-    count: usize,
-    out: &mut Vec<i64>,
-    product: SprintzProduct,
-) -> Result<()> {
+pub fn decode_i64(data: &[u8], count: usize, out: &mut Vec<i64>, product: SprintzProduct) -> Result<()> {
     decode::<I64>(data, count, out, product)
 }
 
@@ -48,12 +43,7 @@ pub fn decode_f32(data: &[u8], count: usize, out: &mut Vec<f32>) -> Result<()> {
 
 /// Decode `count` SPRINTZ-encoded DOUBLE values (predicted on IEEE bits) with the given FIRE
 /// product rule, appending them to `out`.
-pub fn decode_f64(
-    data: &[u8],
-    count: usize,
-    out: &mut Vec<f64>,
-    product: SprintzProduct,
-) -> Result<()> {
+pub fn decode_f64(data: &[u8], count: usize, out: &mut Vec<f64>, product: SprintzProduct) -> Result<()> {
     decode::<F64>(data, count, out, product)
 }
 
@@ -72,13 +62,7 @@ trait Flavor {
     /// Parse the first value of a block at `data[pos..]`: its bits and the next position.
     fn first(data: &[u8], pos: usize) -> Result<(u64, usize)>;
     /// Decode the 9 values of a block from its first value and `w` packed bytes.
-    fn block(
-        first: u64,
-        packed: &[u8],
-        w: u32,
-        product: SprintzProduct,
-        out: &mut Vec<Self::Out>,
-    ) -> Result<()>;
+    fn block(first: u64, packed: &[u8], w: u32, product: SprintzProduct, out: &mut Vec<Self::Out>) -> Result<()>;
     /// Decode the `n` tail values from the rest of the stream.
     fn tail(rest: &[u8], n: usize, out: &mut Vec<Self::Out>) -> Result<()>;
 }
@@ -86,10 +70,7 @@ trait Flavor {
 /// Big-endian fixed-width first value of `n` bytes.
 fn first_be(data: &[u8], pos: usize, n: usize, what: &str) -> Result<(u64, usize)> {
     let Some(b) = data.get(pos..pos.saturating_add(n)) else {
-        return Err(corrupt(
-            what,
-            format!("first value at byte {pos} needs {n} bytes, {} available", data.len() - pos),
-        ));
+        return Err(corrupt(what, format!("first value at byte {pos} needs {n} bytes, {} available", data.len() - pos)));
     };
     Ok((b.iter().fold(0u64, |v, &x| (v << 8) | u64::from(x)), pos + n))
 }
@@ -107,10 +88,7 @@ impl Flavor for I32 {
         let mut v: u64 = 0;
         for i in 0..5 {
             let Some(&b) = data.get(pos + i) else {
-                return Err(corrupt(
-                    Self::WHAT,
-                    format!("truncated UVarInt first value at byte {pos}"),
-                ));
+                return Err(corrupt(Self::WHAT, format!("truncated UVarInt first value at byte {pos}")));
             };
             v |= u64::from(b & 0x7f) << (7 * i);
             if b & 0x80 == 0 {
@@ -122,13 +100,7 @@ impl Flavor for I32 {
         }
         Err(corrupt(Self::WHAT, format!("UVarInt first value at byte {pos} exceeds 32 bits")))
     }
-    fn block(
-        first: u64,
-        packed: &[u8],
-        w: u32,
-        _: SprintzProduct,
-        out: &mut Vec<i32>,
-    ) -> Result<()> {
+    fn block(first: u64, packed: &[u8], w: u32, _: SprintzProduct, out: &mut Vec<i32>) -> Result<()> {
         block32(first as u32, packed, w, out, |v| v as i32)
     }
     fn tail(rest: &[u8], n: usize, out: &mut Vec<i32>) -> Result<()> {
@@ -143,13 +115,7 @@ impl Flavor for F32 {
     fn first(data: &[u8], pos: usize) -> Result<(u64, usize)> {
         first_be(data, pos, 4, Self::WHAT)
     }
-    fn block(
-        first: u64,
-        packed: &[u8],
-        w: u32,
-        _: SprintzProduct,
-        out: &mut Vec<f32>,
-    ) -> Result<()> {
+    fn block(first: u64, packed: &[u8], w: u32, _: SprintzProduct, out: &mut Vec<f32>) -> Result<()> {
         block32(first as u32, packed, w, out, f32::from_bits)
     }
     fn tail(rest: &[u8], n: usize, out: &mut Vec<f32>) -> Result<()> {
@@ -164,13 +130,7 @@ impl Flavor for I64 {
     fn first(data: &[u8], pos: usize) -> Result<(u64, usize)> {
         first_be(data, pos, 8, Self::WHAT)
     }
-    fn block(
-        first: u64,
-        packed: &[u8],
-        w: u32,
-        p: SprintzProduct,
-        out: &mut Vec<i64>,
-    ) -> Result<()> {
+    fn block(first: u64, packed: &[u8], w: u32, p: SprintzProduct, out: &mut Vec<i64>) -> Result<()> {
         match p {
             SprintzProduct::Exact128 => block64::<true, _>(first, packed, w, out, |v| v as i64),
             SprintzProduct::Wrapping64 => block64::<false, _>(first, packed, w, out, |v| v as i64),
@@ -188,18 +148,10 @@ impl Flavor for F64 {
     fn first(data: &[u8], pos: usize) -> Result<(u64, usize)> {
         first_be(data, pos, 8, Self::WHAT)
     }
-    fn block(
-        first: u64,
-        packed: &[u8],
-        w: u32,
-        p: SprintzProduct,
-        out: &mut Vec<f64>,
-    ) -> Result<()> {
+    fn block(first: u64, packed: &[u8], w: u32, p: SprintzProduct, out: &mut Vec<f64>) -> Result<()> {
         match p {
             SprintzProduct::Exact128 => block64::<true, _>(first, packed, w, out, f64::from_bits),
-            SprintzProduct::Wrapping64 => {
-                block64::<false, _>(first, packed, w, out, f64::from_bits)
-            }
+            SprintzProduct::Wrapping64 => block64::<false, _>(first, packed, w, out, f64::from_bits),
         }
     }
     fn tail(rest: &[u8], n: usize, out: &mut Vec<f64>) -> Result<()> {
@@ -207,12 +159,7 @@ impl Flavor for F64 {
     }
 }
 
-fn decode<F: Flavor>(
-    data: &[u8],
-    count: usize,
-    out: &mut Vec<F::Out>,
-    product: SprintzProduct,
-) -> Result<()> {
+fn decode<F: Flavor>(data: &[u8], count: usize, out: &mut Vec<F::Out>, product: SprintzProduct) -> Result<()> {
     // A block stores 9 values in at least 3 bytes; a tail holds at most 8 values.
     out.reserve(count.min(data.len().saturating_mul(3).saturating_add(8)));
     let mut pos = 0usize;
@@ -220,49 +167,32 @@ fn decode<F: Flavor>(
     while remaining > 0 {
         let at = pos;
         let Some(&h) = data.get(pos) else {
-            return Err(corrupt(
-                F::WHAT,
-                format!("stream ends at byte {pos} with {remaining} of {count} values missing"),
-            ));
+            return Err(corrupt(F::WHAT, format!("stream ends at byte {pos} with {remaining} of {count} values missing")));
         };
         pos += 1;
         if h & 0x80 != 0 {
             let n = usize::from(h & 0x7f);
             if !(1..=8).contains(&n) || n != remaining {
-                return Err(corrupt(
-                    F::WHAT,
-                    format!("tail at byte {at} holds {n} values, {remaining} of {count} expected"),
-                ));
+                return Err(corrupt(F::WHAT, format!("tail at byte {at} holds {n} values, {remaining} of {count} expected")));
             }
             let rest = data.get(pos..).unwrap_or(&[]);
             return F::tail(rest, n, out).map_err(|e| match e {
-                e @ TsFileError::Corrupt { .. } => {
-                    corrupt(F::WHAT, format!("tail at byte {pos} (offsets relative to it): {e}"))
-                }
+                e @ TsFileError::Corrupt { .. } => corrupt(F::WHAT, format!("tail at byte {pos} (offsets relative to it): {e}")),
                 other => other,
             });
         }
         let w = u32::from(h);
         if w > F::W {
-            return Err(corrupt(
-                F::WHAT,
-                format!("block at byte {at}: bit width {w} exceeds {}", F::W),
-            ));
+            return Err(corrupt(F::WHAT, format!("block at byte {at}: bit width {w} exceeds {}", F::W)));
         }
         if remaining < 9 {
-            return Err(corrupt(
-                F::WHAT,
-                format!("block at byte {at} holds 9 values but only {remaining} of {count} remain"),
-            ));
+            return Err(corrupt(F::WHAT, format!("block at byte {at} holds 9 values but only {remaining} of {count} remain")));
         }
         let (first, p) = F::first(data, pos)?;
         let Some(packed) = data.get(p..p + w as usize) else {
             return Err(corrupt(
                 F::WHAT,
-                format!(
-                    "block at byte {at}: residuals at byte {p} need {w} bytes, {} available",
-                    data.len() - p
-                ),
+                format!("block at byte {at}: residuals at byte {p} need {w} bytes, {} available", data.len() - p),
             ));
         };
         F::block(first, packed, w, product, out).map_err(|e| retag(e, F::WHAT))?;
@@ -272,10 +202,7 @@ fn decode<F: Flavor>(
     if pos != data.len() {
         return Err(corrupt(
             F::WHAT,
-            format!(
-                "{} unexpected trailing byte(s) at byte {pos} after {count} values",
-                data.len() - pos
-            ),
+            format!("{} unexpected trailing byte(s) at byte {pos} after {count} values", data.len() - pos),
         ));
     }
     Ok(())
@@ -303,13 +230,7 @@ fn unmap64(m: u64) -> i64 {
 
 /// One 32-bit block: the first value and eight residuals of `w` bits.
 #[inline]
-fn block32<T>(
-    first: u32,
-    packed: &[u8],
-    w: u32,
-    out: &mut Vec<T>,
-    conv: impl Fn(u32) -> T,
-) -> Result<()> {
+fn block32<T>(first: u32, packed: &[u8], w: u32, out: &mut Vec<T>, conv: impl Fn(u32) -> T) -> Result<()> {
     let mut r = BitReader::new(packed);
     let mut prev = first as i32;
     out.push(conv(first));
@@ -328,13 +249,7 @@ fn block32<T>(
 
 /// One 64-bit block; `EXACT` selects the 128-bit product (C++) over the wrapped one (Java).
 #[inline]
-fn block64<const EXACT: bool, T>(
-    first: u64,
-    packed: &[u8],
-    w: u32,
-    out: &mut Vec<T>,
-    conv: impl Fn(u64) -> T,
-) -> Result<()> {
+fn block64<const EXACT: bool, T>(first: u64, packed: &[u8], w: u32, out: &mut Vec<T>, conv: impl Fn(u64) -> T) -> Result<()> {
     let mut r = BitReader::new(packed);
     let mut prev = first as i64;
     out.push(conv(first));
@@ -342,11 +257,7 @@ fn block64<const EXACT: bool, T>(
     for _ in 0..8 {
         let e = unmap64(r.read(w)?);
         let alpha = i64::from(acc >> 3);
-        let diff = if EXACT {
-            ((i128::from(alpha) * i128::from(delta)) >> 16) as i64
-        } else {
-            alpha.wrapping_mul(delta) >> 16
-        };
+        let diff = if EXACT { ((i128::from(alpha) * i128::from(delta)) >> 16) as i64 } else { alpha.wrapping_mul(delta) >> 16 };
         let v = prev.wrapping_add(diff).wrapping_add(e);
         acc = i64::from(acc).wrapping_sub(if e > 0 { delta.wrapping_neg() } else { delta }) as i32;
         delta = v.wrapping_sub(prev);
@@ -409,8 +320,7 @@ pub mod encode {
             acc = acc.wrapping_sub(if err > 0 { delta.wrapping_neg() } else { delta });
             delta = v.wrapping_sub(prev);
             prev = v;
-            let m =
-                if err <= 0 { err.wrapping_mul(-2) } else { err.wrapping_mul(2).wrapping_sub(1) };
+            let m = if err <= 0 { err.wrapping_mul(-2) } else { err.wrapping_mul(2).wrapping_sub(1) };
             codes.push(u64::from(m as u32));
         }
         (codes, ok)
@@ -432,12 +342,10 @@ pub mod encode {
             };
             let err = v.wrapping_sub(prev.wrapping_add(diff));
             ok &= err != i64::MIN;
-            acc = i64::from(acc).wrapping_sub(if err > 0 { delta.wrapping_neg() } else { delta })
-                as i32;
+            acc = i64::from(acc).wrapping_sub(if err > 0 { delta.wrapping_neg() } else { delta }) as i32;
             delta = v.wrapping_sub(prev);
             prev = v;
-            let m =
-                if err <= 0 { err.wrapping_mul(-2) } else { err.wrapping_mul(2).wrapping_sub(1) };
+            let m = if err <= 0 { err.wrapping_mul(-2) } else { err.wrapping_mul(2).wrapping_sub(1) };
             codes.push(m as u64);
         }
         (codes, ok)
@@ -478,12 +386,7 @@ pub mod encode {
     /// `i32::MIN` is lost by the writer).
     pub fn encode_i32(values: &[i32]) -> (Vec<u8>, bool) {
         let words: Vec<u64> = values.iter().map(|&v| u64::from(v as u32)).collect();
-        encode_with(
-            &words,
-            |b| residuals32(&b.iter().map(|&x| x as u32).collect::<Vec<_>>()),
-            uvarint,
-            rle_section,
-        )
+        encode_with(&words, |b| residuals32(&b.iter().map(|&x| x as u32).collect::<Vec<_>>()), uvarint, rle_section)
     }
 
     /// SPRINTZ stream of FLOAT values (IEEE bits) and whether it decodes back to them.
@@ -504,12 +407,7 @@ pub mod encode {
     /// decodes back to them.
     pub fn encode_i64(values: &[i64], product: SprintzProduct) -> (Vec<u8>, bool) {
         let words: Vec<u64> = values.iter().map(|&v| v as u64).collect();
-        encode_with(
-            &words,
-            |b| residuals64(b, product),
-            |out, v| out.extend(v.to_be_bytes()),
-            rle_section,
-        )
+        encode_with(&words, |b| residuals64(b, product), |out, v| out.extend(v.to_be_bytes()), rle_section)
     }
 
     /// SPRINTZ stream of DOUBLE values (IEEE bits) with the given product rule and whether it
@@ -614,8 +512,7 @@ mod tests {
     #[test]
     fn test_decode_i32_unsigned_residual_unmapping() {
         // Deltas of about 2^30..2^31: residual codes >= 2^31, where a signed un-mapping breaks.
-        let vals: Vec<i32> =
-            vec![0, 0x7000_0000, -0x7000_0000, 0x4000_0001, -5, 0x5fff_ffff, 3, -0x6000_0000, 9];
+        let vals: Vec<i32> = vec![0, 0x7000_0000, -0x7000_0000, 0x4000_0001, -5, 0x5fff_ffff, 3, -0x6000_0000, 9];
         let (data, ok) = encode_i32(&vals);
         assert!(ok);
         assert_eq!(data[0], 32);
@@ -656,8 +553,7 @@ mod tests {
     fn test_decode_f64_product_modes_differ() {
         // Doubles whose bit patterns grow by a large constant step (as in the INT64 case).
         let d: u64 = (1 << 40) + (1 << 30) + 12_345;
-        let vals: Vec<f64> =
-            (0..9).map(|i| f64::from_bits(0x4000_0000_0000_0000 + i * d)).collect();
+        let vals: Vec<f64> = (0..9).map(|i| f64::from_bits(0x4000_0000_0000_0000 + i * d)).collect();
         let (exact, ok1) = encode_f64(&vals, EXACT);
         let (wrap, ok2) = encode_f64(&vals, WRAP);
         assert!(ok1 && ok2);

@@ -97,36 +97,20 @@ impl<T: PackedInt> Block<T> {
         let min_delta = T::from_be(&h[8..]);
         let first = T::from_be(&h[8 + T::BYTES..]);
         let (Ok(n), Ok(w)) = (usize::try_from(n), u32::try_from(w)) else {
-            return Err(corrupt(
-                what,
-                format!("block at byte {pos}: negative delta count {n} or bit width {w}"),
-            ));
+            return Err(corrupt(what, format!("block at byte {pos}: negative delta count {n} or bit width {w}")));
         };
         if w > T::BITS {
-            return Err(corrupt(
-                what,
-                format!("block at byte {pos}: bit width {w} exceeds {} for {}", T::BITS, T::NAME),
-            ));
+            return Err(corrupt(what, format!("block at byte {pos}: bit width {w} exceeds {} for {}", T::BITS, T::NAME)));
         }
         let body = pos + Self::HEADER;
         let packed = bits::packed_len(w, n).unwrap_or(usize::MAX);
         let Some(end) = body.checked_add(packed).filter(|&end| end <= data.len()) else {
             return Err(corrupt(
                 what,
-                format!(
-                    "block at byte {pos}: {n} deltas of {w} bits need {packed} bytes, {} present",
-                    data.len() - body
-                ),
+                format!("block at byte {pos}: {n} deltas of {w} bits need {packed} bytes, {} present", data.len() - body),
             ));
         };
-        Ok(Block {
-            n,
-            w,
-            min_delta,
-            first,
-            body,
-            end,
-        })
+        Ok(Block { n, w, min_delta, first, body, end })
     }
 
     /// Values the block holds.
@@ -177,9 +161,7 @@ fn decode_blocks<T: PackedInt, O, F: FnMut(T) -> O>(
         let body = data.get(body_start..).unwrap_or(&[]);
         let values = n + 1;
         match limit {
-            Limit::Count(count) | Limit::Prefix { count, .. } => {
-                block.check_fits(pos, produced, count, what)?
-            }
+            Limit::Count(count) | Limit::Prefix { count, .. } => block.check_fits(pos, produced, count, what)?,
             Limit::Max(max) if values > max - produced => {
                 return Err(TsFileError::LimitExceeded {
                     what: format!("values in one {what} (block at byte {pos}; option max_page_values)"),
@@ -220,12 +202,7 @@ fn decode_blocks<T: PackedInt, O, F: FnMut(T) -> O>(
 /// the block holding value `start` and the index of that block's first value. The headers of
 /// the blocks before it are checked (and their values counted against `count`), their
 /// deltas are not read.
-fn skip_blocks<T: PackedInt>(
-    data: &[u8],
-    count: usize,
-    start: usize,
-    what: &str,
-) -> Result<(usize, usize)> {
+fn skip_blocks<T: PackedInt>(data: &[u8], count: usize, start: usize, what: &str) -> Result<(usize, usize)> {
     let (mut pos, mut index) = (0usize, 0usize);
     while pos < data.len() {
         let b = Block::<T>::parse(data, pos, what)?;
@@ -263,17 +240,7 @@ fn decode_int_window<T: PackedInt>(
     let base = out.len();
     let wanted = n.saturating_sub(first);
     out.reserve(initial_capacity(wanted, data.len() - pos.min(data.len())));
-    let produced = decode_blocks::<T, T, _>(
-        data,
-        pos,
-        Limit::Prefix {
-            count: count - first,
-            stop: wanted,
-        },
-        out,
-        what,
-        |x| x,
-    )?;
+    let produced = decode_blocks::<T, T, _>(data, pos, Limit::Prefix { count: count - first, stop: wanted }, out, what, |x| x)?;
     if produced < wanted {
         return check_count(first + produced, count, data.len(), what).map(|_| first);
     }
@@ -286,24 +253,12 @@ fn decode_int_window<T: PackedInt>(
 /// `start` and returns that value's index. Blocks before it are skipped by their headers
 /// and blocks after the one holding value `n - 1` are not read, so damage inside them goes
 /// unnoticed, as in a page that is skipped.
-pub fn decode_i64_window(
-    data: &[u8],
-    count: usize,
-    start: usize,
-    n: usize,
-    out: &mut Vec<i64>,
-) -> Result<usize> {
+pub fn decode_i64_window(data: &[u8], count: usize, start: usize, n: usize, out: &mut Vec<i64>) -> Result<usize> {
     decode_int_window(data, count, start, n, out, "TS_2DIFF INT64 stream")
 }
 
 /// [`decode_i64_window`] for INT32/DATE.
-pub fn decode_i32_window(
-    data: &[u8],
-    count: usize,
-    start: usize,
-    n: usize,
-    out: &mut Vec<i32>,
-) -> Result<usize> {
+pub fn decode_i32_window(data: &[u8], count: usize, start: usize, n: usize, out: &mut Vec<i32>) -> Result<usize> {
     decode_int_window(data, count, start, n, out, "TS_2DIFF INT32 stream")
 }
 
@@ -313,13 +268,7 @@ pub fn decode_i32_window(
 /// `count` and the first values must ascend; the deltas of the other blocks are not read.
 /// Appends the decoded timestamps to `out` and returns the index of the first one in the
 /// stream (the caller checks that they ascend and finds the range among them).
-pub fn decode_time_window(
-    data: &[u8],
-    count: usize,
-    lo: i64,
-    hi: i64,
-    out: &mut Vec<i64>,
-) -> Result<usize> {
+pub fn decode_time_window(data: &[u8], count: usize, lo: i64, hi: i64, out: &mut Vec<i64>) -> Result<usize> {
     const WHAT: &str = "TS_2DIFF time stream";
     // (byte, index) of the first block needed, and the index after the last one.
     let mut from: Option<(usize, usize)> = None;
@@ -339,7 +288,10 @@ pub fn decode_time_window(
             if b.first <= p.first {
                 return Err(corrupt(
                     WHAT,
-                    format!("block at byte {pos} starts at {}, not after the block before it ({}): timestamps must ascend", b.first, p.first),
+                    format!(
+                        "block at byte {pos} starts at {}, not after the block before it ({}): timestamps must ascend",
+                        b.first, p.first
+                    ),
                 ));
             }
             need(&p, ppos, pindex, Some(b.first));
@@ -356,35 +308,17 @@ pub fn decode_time_window(
         return Ok(0);
     };
     out.reserve(upto - first);
-    let produced = decode_blocks::<i64, i64, _>(
-        data,
-        pos,
-        Limit::Prefix {
-            count: count - first,
-            stop: upto - first,
-        },
-        out,
-        WHAT,
-        |x| x,
-    )?;
+    let produced =
+        decode_blocks::<i64, i64, _>(data, pos, Limit::Prefix { count: count - first, stop: upto - first }, out, WHAT, |x| x)?;
     if produced != upto - first {
-        return Err(corrupt(
-            WHAT,
-            format!(
-                "decoded {produced} values of blocks holding {}",
-                upto - first
-            ),
-        ));
+        return Err(corrupt(WHAT, format!("decoded {produced} values of blocks holding {}", upto - first)));
     }
     Ok(first)
 }
 
 fn check_count(produced: usize, count: usize, len: usize, what: &str) -> Result<()> {
     if produced != count {
-        return Err(corrupt(
-            what,
-            format!("at byte {len}: stream ends after {produced} of {count} values"),
-        ));
+        return Err(corrupt(what, format!("at byte {len}: stream ends after {produced} of {count} values")));
     }
     Ok(())
 }
@@ -414,14 +348,7 @@ pub fn decode_f64(data: &[u8], count: usize, out: &mut Vec<f64>) -> Result<()> {
 /// block that would take the total above `max_values`.
 pub fn decode_i64_to_end(data: &[u8], out: &mut Vec<i64>, max_values: usize) -> Result<()> {
     out.reserve(initial_capacity(max_values, data.len()));
-    decode_blocks::<i64, i64, _>(
-        data,
-        0,
-        Limit::Max(max_values),
-        out,
-        "TS_2DIFF time stream",
-        |x| x,
-    )?;
+    decode_blocks::<i64, i64, _>(data, 0, Limit::Max(max_values), out, "TS_2DIFF time stream", |x| x)?;
     Ok(())
 }
 
@@ -453,12 +380,7 @@ pub fn ascending_by_headers(data: &[u8], values: &[i64]) -> bool {
     index == values.len()
 }
 
-fn decode_float<F: ScaledFloat>(
-    data: &[u8],
-    count: usize,
-    out: &mut Vec<F>,
-    what: &str,
-) -> Result<()> {
+fn decode_float<F: ScaledFloat>(data: &[u8], count: usize, out: &mut Vec<F>, what: &str) -> Result<()> {
     if data.is_empty() && count == 0 {
         return Ok(());
     }
@@ -549,8 +471,7 @@ impl<'a> FloatWrapper<'a> {
     /// header and the position of the first integer block/section.
     pub(crate) fn parse(data: &'a [u8], count: usize, what: &str) -> Result<(Self, usize)> {
         let varint = |pos: usize, field: &str| {
-            read_uvarint(data, pos)
-                .map_err(|e| corrupt(what, format!("float header {field} at byte {pos}: {e}")))
+            read_uvarint(data, pos).map_err(|e| corrupt(what, format!("float header {field} at byte {pos}: {e}")))
         };
         let (tag, mut pos) = varint(0, "tag")?;
         let mut scaled = None;
@@ -558,22 +479,12 @@ impl<'a> FloatWrapper<'a> {
         let mpn = if tag == FORM2_MAGIC || tag == FORM3_MAGIC {
             let (cnt, p) = varint(pos, "value count")?;
             if usize::try_from(cnt).ok() != Some(count) {
-                return Err(corrupt(
-                    what,
-                    format!(
-                        "float header at byte {pos}: declares {cnt} values, the page has {count}"
-                    ),
-                ));
+                return Err(corrupt(what, format!("float header at byte {pos}: declares {cnt} values, the page has {count}")));
             }
             let bm_len = count / 8 + 1;
             let n_maps = if tag == FORM3_MAGIC { 2 } else { 1 };
             let Some(maps) = data.get(p..p + n_maps * bm_len) else {
-                return Err(corrupt(
-                    what,
-                    format!(
-                        "float header at byte {p}: {n_maps} bitmaps of {bm_len} bytes truncated"
-                    ),
-                ));
+                return Err(corrupt(what, format!("float header at byte {p}: {n_maps} bitmaps of {bm_len} bytes truncated")));
             };
             let (s, r) = maps.split_at(bm_len);
             scaled = Some(s);
@@ -631,11 +542,9 @@ pub mod encode {
                 let block = block.max(1);
                 for chunk in values.chunks(block + 1) {
                     let first = chunk[0];
-                    let deltas: Vec<$t> =
-                        chunk.windows(2).map(|w| w[1].wrapping_sub(w[0])).collect();
+                    let deltas: Vec<$t> = chunk.windows(2).map(|w| w[1].wrapping_sub(w[0])).collect();
                     let min = deltas.iter().copied().min().unwrap_or(0);
-                    let rebased: Vec<$u> =
-                        deltas.iter().map(|&d| d.wrapping_sub(min) as $u).collect();
+                    let rebased: Vec<$u> = deltas.iter().map(|&d| d.wrapping_sub(min) as $u).collect();
                     let max = rebased.iter().copied().max().unwrap_or(0);
                     let width = <$u>::BITS - max.leading_zeros();
                     out.extend_from_slice(&(deltas.len() as i32).to_be_bytes());
@@ -886,8 +795,7 @@ mod tests {
 
     #[test]
     fn test_decode_f64_spec_example_form3_nan() {
-        let bytes =
-            h("fe ff ff ff 07 02 01 02 02 00000001 00000000 7ff7ffffffffff6a 0000000000000096");
+        let bytes = h("fe ff ff ff 07 02 01 02 02 00000001 00000000 7ff7ffffffffff6a 0000000000000096");
         let got = f64s(&bytes, 2).unwrap();
         assert_eq!(got[0], 1.5);
         assert_eq!(got[1].to_bits(), 0x7ff8_0000_0000_0000);
@@ -898,8 +806,7 @@ mod tests {
     fn test_decode_f64_spec_example_form2() {
         // The spec elides the blocks; they follow from the rules: one block, n = 1, w = 0,
         // min_delta = 1e17 - 150, first = 150.
-        let bytes =
-            h("ff ff ff ff 07 02 01 02 00000001 00000000 016345785d89ff6a 0000000000000096");
+        let bytes = h("ff ff ff ff 07 02 01 02 00000001 00000000 016345785d89ff6a 0000000000000096");
         assert_eq!(f64s(&bytes, 2).unwrap(), vec![1.5, 1e17]);
         assert_eq!(encode::f64(&[1.5, 1e17], 2), bytes);
     }
@@ -911,8 +818,7 @@ mod tests {
         7fbff6b97fbff6b97fbff6b97fbff6b97fbff6b9ff7fed7200000000ff3fed400209ba207df632bc";
 
     /// The same values as DOUBLE, except [138] = 1e17.
-    const CPP_DOUBLE_PAGE: &str =
-        "feffffff078c01ffffffffffffffffffffffffffffffff7f0900000000000000\
+    const CPP_DOUBLE_PAGE: &str = "feffffff078c01ffffffffffffffffffffffffffffffff7f0900000000000000\
         00000000000000000080020200000080000000000000000000000019fffffffffffffc180000000a00000040\
         800800000000096000000000000008b17ff7fffffffff6b97ff7fffffffff6b97ff7fffffffff6b97ff7ffff\
         fffff6b97ff7fffffffff6b9ffefffffffffed720000000000000000ffe7ffffffffed40016b45785d89f6a0\
@@ -1004,13 +910,11 @@ mod tests {
     #[test]
     fn test_decode_width_zero_progression_wraps() {
         // w = 0 with a negative min_delta that wraps around.
-        let vals: Vec<i32> =
-            (0..100).map(|i: i32| i32::MAX.wrapping_add(i.wrapping_mul(-3))).collect();
+        let vals: Vec<i32> = (0..100).map(|i: i32| i32::MAX.wrapping_add(i.wrapping_mul(-3))).collect();
         let bytes = encode::i32(&vals);
         assert_eq!(&bytes[4..8], &[0, 0, 0, 0]);
         assert_eq!(i32s(&bytes, 100).unwrap(), vals);
-        let vals: Vec<i64> =
-            (0..100).map(|i: i64| i64::MIN.wrapping_add(i.wrapping_mul(i64::MAX / 3))).collect();
+        let vals: Vec<i64> = (0..100).map(|i: i64| i64::MIN.wrapping_add(i.wrapping_mul(i64::MAX / 3))).collect();
         assert_eq!(i64s(&encode::i64(&vals), 100).unwrap(), vals);
     }
 
@@ -1070,8 +974,7 @@ mod tests {
                 assert!(v.len() < vals.len() && vals.starts_with(&v), "cut {cut}");
             }
         }
-        let ok_cuts: Vec<usize> =
-            (0..bytes.len()).filter(|&c| times(&bytes[..c], 1 << 20).is_ok()).collect();
+        let ok_cuts: Vec<usize> = (0..bytes.len()).filter(|&c| times(&bytes[..c], 1 << 20).is_ok()).collect();
         let w = u32::from_be_bytes(bytes[4..8].try_into().unwrap()) as usize;
         assert!(w > 0);
         let first_block = 24 + (128 * w).div_ceil(8);
@@ -1136,8 +1039,7 @@ mod tests {
     #[test]
     fn test_decode_f32_special_values_raw_bitmap() {
         let nan_payload = f32::from_bits(0x7fa0_0001);
-        let vals =
-            [1.25, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 1e30, -1e30, nan_payload, 0.5];
+        let vals = [1.25, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 1e30, -1e30, nan_payload, 0.5];
         let bytes = encode::f32(&vals, 2);
         assert_eq!(&bytes[..5], &h("fe ff ff ff 07")[..]);
         assert_eq!(bits32(&f32s(&bytes, vals.len()).unwrap()), bits32(&vals));
@@ -1145,17 +1047,8 @@ mod tests {
 
     #[test]
     fn test_decode_f64_special_values_raw_bitmap() {
-        let vals = [
-            f64::NAN,
-            -1.5,
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-            1e300,
-            -0.0,
-            f64::from_bits(0xfff0_0000_0000_0001),
-            1e17,
-            -1e18,
-        ];
+        let vals =
+            [f64::NAN, -1.5, f64::INFINITY, f64::NEG_INFINITY, 1e300, -0.0, f64::from_bits(0xfff0_0000_0000_0001), 1e17, -1e18];
         let got = f64s(&encode::f64(&vals, 2), vals.len()).unwrap();
         let mut want = vals;
         want[5] = 0.0; // scaled: the sign of zero is lost
@@ -1210,15 +1103,9 @@ mod tests {
         let mut out = vec![7];
         let first = decode_i64_window(&data, vals.len(), start, end, &mut out).unwrap();
         let end = end.min(vals.len());
-        assert!(
-            first <= start.min(end),
-            "{block} {start}..{end}: first {first}"
-        );
+        assert!(first <= start.min(end), "{block} {start}..{end}: first {first}");
         // At a block boundary (blocks of block + 1 values), or at the end for an empty window.
-        assert!(
-            first.is_multiple_of(block + 1) || first == vals.len(),
-            "{block} {start}..{end}: first {first}"
-        );
+        assert!(first.is_multiple_of(block + 1) || first == vals.len(), "{block} {start}..{end}: first {first}");
         assert_eq!(out[0], 7, "appends");
         assert_eq!(&out[1..], &vals[first..end], "{block} {start}..{end}");
     }
@@ -1227,22 +1114,10 @@ mod tests {
         let data = encode::i64_blocks(vals, block);
         let mut out = Vec::new();
         let first = decode_time_window(&data, vals.len(), lo, hi, &mut out).unwrap();
-        let kept: Vec<i64> = vals
-            .iter()
-            .copied()
-            .filter(|t| (lo..=hi).contains(t))
-            .collect();
-        let got: Vec<i64> = out
-            .iter()
-            .copied()
-            .filter(|t| (lo..=hi).contains(t))
-            .collect();
+        let kept: Vec<i64> = vals.iter().copied().filter(|t| (lo..=hi).contains(t)).collect();
+        let got: Vec<i64> = out.iter().copied().filter(|t| (lo..=hi).contains(t)).collect();
         assert_eq!(got, kept, "block {block}, [{lo}, {hi}]");
-        assert_eq!(
-            &vals[first..first + out.len()],
-            &out[..],
-            "block {block}, [{lo}, {hi}]: index {first}"
-        );
+        assert_eq!(&vals[first..first + out.len()], &out[..], "block {block}, [{lo}, {hi}]: index {first}");
         // Only whole blocks that can hold the range: at most one block before and after it.
         assert!(
             out.len() <= kept.len() + 2 * (block + 1),
@@ -1256,18 +1131,9 @@ mod tests {
     fn test_decode_window_skips_blocks_and_matches_the_full_decode() {
         let vals: Vec<i64> = (0..1000i64).map(|i| i * 10 + (i % 7)).collect();
         for block in [1, 8, 128, 999, 1000, 2000] {
-            for (start, end) in [
-                (0, 0),
-                (0, 1),
-                (5, 6),
-                (127, 129),
-                (128, 256),
-                (500, 1000),
-                (999, 1000),
-                (1000, 1000),
-                (0, 5000),
-                (300, 200),
-            ] {
+            for (start, end) in
+                [(0, 0), (0, 1), (5, 6), (127, 129), (128, 256), (500, 1000), (999, 1000), (1000, 1000), (0, 5000), (300, 200)]
+            {
                 check_int_window(&vals, block, start, end);
             }
             // Before, after, around block starts, between two timestamps, one timestamp,
@@ -1306,10 +1172,7 @@ mod tests {
         assert!(decode_time_window(&bad_header, 300, 1750, 1800, &mut out).is_err());
         // A wrong count is found from the headers alone.
         assert!(decode_i64_window(&clean, 299, 250, 260, &mut out).is_err());
-        assert!(decode_time_window(&clean, 301, 1750, 1800, &mut out)
-            .unwrap_err()
-            .to_string()
-            .contains("ends after 300 of 301"));
+        assert!(decode_time_window(&clean, 301, 1750, 1800, &mut out).unwrap_err().to_string().contains("ends after 300 of 301"));
         assert!(decode_time_window(&clean, 299, 1750, 1800, &mut out).is_err());
         // First values that do not ascend.
         let mut descending = clean.clone();
@@ -1321,16 +1184,10 @@ mod tests {
         skipped[8..16].copy_from_slice(&(-5i64).to_be_bytes());
         out.clear();
         // (blocks of 101 values: the third starts at value 202).
-        assert_eq!(
-            decode_i64_window(&skipped, 300, 250, 260, &mut out).unwrap(),
-            202
-        );
+        assert_eq!(decode_i64_window(&skipped, 300, 250, 260, &mut out).unwrap(), 202);
         assert_eq!(out, vals[202..260]);
         out.clear();
-        assert_eq!(
-            decode_time_window(&skipped, 300, 1750, 1800, &mut out).unwrap(),
-            202
-        );
+        assert_eq!(decode_time_window(&skipped, 300, 1750, 1800, &mut out).unwrap(), 202);
         assert_eq!(out, vals[202..300]);
     }
 

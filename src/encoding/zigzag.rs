@@ -56,59 +56,39 @@ fn decode<T: ZigzagInt>(data: &[u8], count: usize, out: &mut Vec<T>, what: &str)
     while pos < data.len() {
         let group = pos;
         let header = |p: usize, field: &str| {
-            read_uvarint(data, p)
-                .map_err(|e| corrupt(what, format!("group at byte {group}: {field}: {e}")))
+            read_uvarint(data, p).map_err(|e| corrupt(what, format!("group at byte {group}: {field}: {e}")))
         };
         let (byte_len, p) = header(pos, "byte length")?;
         let (n, p) = header(p, "value count")?;
         let (byte_len, n) = (byte_len as usize, n as usize);
         let end = p.checked_add(byte_len).filter(|&e| e <= data.len()).ok_or_else(|| {
-            corrupt(
-                what,
-                format!(
-                    "group at byte {group} declares {byte_len} bytes, {} remain",
-                    data.len() - p
-                ),
-            )
+            corrupt(what, format!("group at byte {group} declares {byte_len} bytes, {} remain", data.len() - p))
         })?;
         if n > byte_len {
-            return Err(corrupt(
-                what,
-                format!("group at byte {group}: {n} values cannot fit in {byte_len} bytes"),
-            ));
+            return Err(corrupt(what, format!("group at byte {group}: {n} values cannot fit in {byte_len} bytes")));
         }
         if n > count - produced {
             return Err(corrupt(
                 what,
-                format!(
-                    "group at byte {group} holds {n} values but only {} of {count} remain",
-                    count - produced
-                ),
+                format!("group at byte {group} holds {n} values but only {} of {count} remain", count - produced),
             ));
         }
         let body = data.get(..end).unwrap_or(&[]);
         out.reserve(n);
         let mut q = p;
         for i in 0..n {
-            let (v, next) = T::read(body, q)
-                .map_err(|e| corrupt(what, format!("value {} at byte {q}: {e}", produced + i)))?;
+            let (v, next) = T::read(body, q).map_err(|e| corrupt(what, format!("value {} at byte {q}: {e}", produced + i)))?;
             out.push(v);
             q = next;
         }
         if q != end {
-            return Err(corrupt(
-                what,
-                format!("group at byte {group}: {} bytes left over after {n} values", end - q),
-            ));
+            return Err(corrupt(what, format!("group at byte {group}: {} bytes left over after {n} values", end - q)));
         }
         produced += n;
         pos = end;
     }
     if produced != count {
-        return Err(corrupt(
-            what,
-            format!("at byte {}: stream ends after {produced} of {count} values", data.len()),
-        ));
+        return Err(corrupt(what, format!("at byte {}: stream ends after {produced} of {count} values", data.len())));
     }
     Ok(())
 }
@@ -209,8 +189,7 @@ mod tests {
     #[test]
     fn test_decode_i64_cpp_writer_page_extremes() {
         // C++ writer: i * i * 12345 - 99999999 for i in 0..12, then i64::MIN, i64::MAX.
-        let bytes =
-            h("440efd83af5f8bc3ad5fb580a95ffbbba15fddf5965fdbad895ff5e3f85eab98e55efdcace5e\
+        let bytes = h("440efd83af5f8bc3ad5fb580a95ffbbba15fddf5965fdbad895ff5e3f85eab98e55efdcace5e\
                        ebfbb45ef5aa985e9bd8f85dffffffffffffffffff01feffffffffffffffff01");
         let mut want: Vec<i64> = (0..12).map(|i| i * i * 12345 - 99_999_999).collect();
         want.extend([i64::MIN, i64::MAX]);

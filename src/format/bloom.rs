@@ -49,11 +49,7 @@ impl BloomFilter {
             ));
         }
         if len as u64 > u64::from(size_bits).div_ceil(8) {
-            return Err(TsFileError::corrupt(
-                "bloom filter",
-                Some(start),
-                format!("{len} bytes exceed {size_bits} bits"),
-            ));
+            return Err(TsFileError::corrupt("bloom filter", Some(start), format!("{len} bytes exceed {size_bits} bits")));
         }
         Ok(Some(BloomFilter { bits, size_bits, hash_functions }))
     }
@@ -143,10 +139,7 @@ mod tests {
     fn test_murmur3_reference_vectors() {
         // Reference values of MurmurHash3_x64_128 (seed 0) from the original implementation.
         assert_eq!(murmur3_x64_128(b"", 0), (0, 0));
-        assert_eq!(
-            murmur3_x64_128(b"hello", 0),
-            (0xcbd8_a7b3_41bd_9b02, 0x5b1e_906a_48ae_1d19)
-        );
+        assert_eq!(murmur3_x64_128(b"hello", 0), (0xcbd8_a7b3_41bd_9b02, 0x5b1e_906a_48ae_1d19));
         assert_eq!(
             murmur3_x64_128(b"The quick brown fox jumps over the lazy dog", 0),
             (0xe34b_bc7b_bc07_1b6c, 0x7a43_3ca9_c49a_9347)

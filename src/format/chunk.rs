@@ -205,10 +205,7 @@ impl PageHeader {
             return Err(TsFileError::corrupt(
                 "page header",
                 Some(offset),
-                format!(
-                    "page of {compressed_size} bytes runs past the end of its chunk ({} bytes left)",
-                    c.remaining()
-                ),
+                format!("page of {compressed_size} bytes runs past the end of its chunk ({} bytes left)", c.remaining()),
             ));
         }
         Ok(PageHeader { offset, uncompressed_size, compressed_size, statistics, is_empty_value_page: false, data_offset })

@@ -187,8 +187,7 @@ impl<'a> Cursor<'a> {
     }
 
     fn utf8(bytes: &'a [u8], start: u64, what: &str) -> Result<&'a str> {
-        std::str::from_utf8(bytes)
-            .map_err(|e| TsFileError::corrupt(what, Some(start), format!("invalid UTF-8: {e}")))
+        std::str::from_utf8(bytes).map_err(|e| TsFileError::corrupt(what, Some(start), format!("invalid UTF-8: {e}")))
     }
 
     /// `VarInt` length + raw bytes; `None` for null.
@@ -218,8 +217,7 @@ impl<'a> Cursor<'a> {
     /// A `VarString` that must not be null.
     pub fn var_string_required(&mut self, what: &str) -> Result<String> {
         let start = self.offset();
-        self.var_string(what)?
-            .ok_or_else(|| TsFileError::corrupt(what, Some(start), "unexpected null string"))
+        self.var_string(what)?.ok_or_else(|| TsFileError::corrupt(what, Some(start), "unexpected null string"))
     }
 
     /// `Binary32`: `int32` length + raw bytes; `None` for null.
@@ -246,11 +244,7 @@ impl<'a> Cursor<'a> {
         if self.is_empty() {
             Ok(())
         } else {
-            Err(TsFileError::corrupt(
-                what,
-                Some(self.offset()),
-                format!("{} unexpected trailing bytes", self.remaining()),
-            ))
+            Err(TsFileError::corrupt(what, Some(self.offset()), format!("{} unexpected trailing bytes", self.remaining())))
         }
     }
 }

@@ -45,13 +45,7 @@ impl NodeType {
             1 => NodeType::LeafDevice,
             2 => NodeType::InternalMeasurement,
             3 => NodeType::LeafMeasurement,
-            other => {
-                return Err(TsFileError::corrupt(
-                    "metadata index node",
-                    Some(offset),
-                    format!("unknown node type {other}"),
-                ))
-            }
+            other => return Err(TsFileError::corrupt("metadata index node", Some(offset), format!("unknown node type {other}"))),
         })
     }
 
@@ -121,14 +115,9 @@ pub struct MetadataIndexNode {
 fn offset_field(c: &mut Cursor<'_>, what: &str, file_len: u64) -> Result<u64> {
     let at = c.offset();
     let v = c.i64(what)?;
-    let v = u64::try_from(v)
-        .map_err(|_| TsFileError::corrupt(what, Some(at), format!("negative offset {v}")))?;
+    let v = u64::try_from(v).map_err(|_| TsFileError::corrupt(what, Some(at), format!("negative offset {v}")))?;
     if v > file_len {
-        return Err(TsFileError::corrupt(
-            what,
-            Some(at),
-            format!("offset {v} is past the end of the file ({file_len} bytes)"),
-        ));
+        return Err(TsFileError::corrupt(what, Some(at), format!("offset {v} is past the end of the file ({file_len} bytes)")));
     }
     Ok(v)
 }
@@ -151,9 +140,7 @@ impl MetadataIndexNode {
         for _ in 0..n {
             let key = match level {
                 IndexLevel::Device => IndexKey::Device(DeviceId::parse(c)?),
-                IndexLevel::Measurement => {
-                    IndexKey::Measurement(c.var_string_required("index entry measurement")?)
-                }
+                IndexLevel::Measurement => IndexKey::Measurement(c.var_string_required("index entry measurement")?),
             };
             let offset = offset_field(c, "index entry offset", file_len)?;
             entries.push(IndexEntry { key, offset, end: None });
@@ -235,8 +222,7 @@ mod tests {
     #[test]
     fn test_parse_measurement_leaf_and_find() {
         let b = measurement_node(&[("a", 10), ("m", 20), ("t", 30)], 40, 3);
-        let n = MetadataIndexNode::parse(&mut Cursor::new(&b, 0), IndexLevel::Measurement, 100)
-            .unwrap();
+        let n = MetadataIndexNode::parse(&mut Cursor::new(&b, 0), IndexLevel::Measurement, 100).unwrap();
         assert_eq!(n.node_type, NodeType::LeafMeasurement);
         assert_eq!(n.find_measurement("0"), None);
         assert_eq!(n.find_measurement("a"), Some(0));
@@ -251,40 +237,33 @@ mod tests {
     #[test]
     fn test_parse_rejects_non_monotonic_offsets() {
         let b = measurement_node(&[("a", 20), ("b", 10)], 40, 3);
-        let e = MetadataIndexNode::parse(&mut Cursor::new(&b, 0), IndexLevel::Measurement, 100)
-            .unwrap_err();
+        let e = MetadataIndexNode::parse(&mut Cursor::new(&b, 0), IndexLevel::Measurement, 100).unwrap_err();
         assert!(e.to_string().contains("not monotonic"), "{e}");
         let b = measurement_node(&[("a", 20)], 10, 3);
-        assert!(MetadataIndexNode::parse(&mut Cursor::new(&b, 0), IndexLevel::Measurement, 100)
-            .is_err());
+        assert!(MetadataIndexNode::parse(&mut Cursor::new(&b, 0), IndexLevel::Measurement, 100).is_err());
     }
 
     #[test]
     fn test_parse_rejects_offsets_past_file_and_negative() {
         let b = measurement_node(&[("a", 20)], 400, 3);
-        assert!(MetadataIndexNode::parse(&mut Cursor::new(&b, 0), IndexLevel::Measurement, 100)
-            .is_err());
+        assert!(MetadataIndexNode::parse(&mut Cursor::new(&b, 0), IndexLevel::Measurement, 100).is_err());
         let b = measurement_node(&[("a", -1)], 40, 3);
-        assert!(MetadataIndexNode::parse(&mut Cursor::new(&b, 0), IndexLevel::Measurement, 100)
-            .is_err());
+        assert!(MetadataIndexNode::parse(&mut Cursor::new(&b, 0), IndexLevel::Measurement, 100).is_err());
     }
 
     #[test]
     fn test_parse_rejects_wrong_level_and_type() {
         let b = measurement_node(&[("a", 20)], 40, 1);
-        assert!(MetadataIndexNode::parse(&mut Cursor::new(&b, 0), IndexLevel::Measurement, 100)
-            .is_err());
+        assert!(MetadataIndexNode::parse(&mut Cursor::new(&b, 0), IndexLevel::Measurement, 100).is_err());
         let b = measurement_node(&[("a", 20)], 40, 9);
-        assert!(MetadataIndexNode::parse(&mut Cursor::new(&b, 0), IndexLevel::Measurement, 100)
-            .is_err());
+        assert!(MetadataIndexNode::parse(&mut Cursor::new(&b, 0), IndexLevel::Measurement, 100).is_err());
     }
 
     #[test]
     fn test_parse_child_count_inconsistent() {
         let mut b = measurement_node(&[("a", 20)], 40, 3);
         b[0] = 5;
-        assert!(MetadataIndexNode::parse(&mut Cursor::new(&b, 0), IndexLevel::Measurement, 100)
-            .is_err());
+        assert!(MetadataIndexNode::parse(&mut Cursor::new(&b, 0), IndexLevel::Measurement, 100).is_err());
     }
 
     #[test]

@@ -71,9 +71,9 @@ impl TableSchema {
         let mut columns = Vec::with_capacity(n);
         for _ in 0..n {
             let col_at = c.offset();
-            let cname = c.string32("column name")?.ok_or_else(|| {
-                TsFileError::corrupt("table schema", Some(col_at), "null column name")
-            })?;
+            let cname = c
+                .string32("column name")?
+                .ok_or_else(|| TsFileError::corrupt("table schema", Some(col_at), "null column name"))?;
             let dt_at = c.offset();
             let data_type = TsDataType::try_from(c.u8("column data type")?)
                 .map_err(|e| e.context(format!("column '{cname}' at offset {dt_at}")))?;
@@ -81,9 +81,8 @@ impl TableSchema {
             let compression = c.u8("column compression")?;
             let pc_at = c.offset();
             let pcount = c.i32("column property count")?;
-            let pcount = usize::try_from(pcount).map_err(|_| {
-                TsFileError::corrupt("table schema", Some(pc_at), format!("negative property count {pcount}"))
-            })?;
+            let pcount = usize::try_from(pcount)
+                .map_err(|_| TsFileError::corrupt("table schema", Some(pc_at), format!("negative property count {pcount}")))?;
             if pcount.saturating_mul(8) > c.remaining() {
                 return Err(TsFileError::corrupt(
                     "table schema",
@@ -94,9 +93,9 @@ impl TableSchema {
             let mut properties = Vec::with_capacity(pcount);
             for _ in 0..pcount {
                 let k_at = c.offset();
-                let k = c.string32("column property key")?.ok_or_else(|| {
-                    TsFileError::corrupt("table schema", Some(k_at), "null property key")
-                })?;
+                let k = c
+                    .string32("column property key")?
+                    .ok_or_else(|| TsFileError::corrupt("table schema", Some(k_at), "null property key"))?;
                 let v = c.string32("column property value")?;
                 properties.push((k, v));
             }
@@ -194,8 +193,7 @@ impl TsFileMetadata {
         let mut table_schemas = Vec::with_capacity(n);
         for _ in 0..n {
             let name = c.var_string_required("table schema name")?;
-            let schema = TableSchema::parse(c, name.clone())
-                .map_err(|e| e.context(format!("schema of table '{name}'")))?;
+            let schema = TableSchema::parse(c, name.clone()).map_err(|e| e.context(format!("schema of table '{name}'")))?;
             table_schemas.push(schema);
         }
         let mo_at = c.offset();
@@ -207,9 +205,8 @@ impl TsFileMetadata {
         let bloom_filter = BloomFilter::parse(c)?;
         let p_at = c.offset();
         let pcount = c.varint("property count")?;
-        let pcount = usize::try_from(pcount).map_err(|_| {
-            TsFileError::corrupt("file metadata", Some(p_at), format!("negative property count {pcount}"))
-        })?;
+        let pcount = usize::try_from(pcount)
+            .map_err(|_| TsFileError::corrupt("file metadata", Some(p_at), format!("negative property count {pcount}")))?;
         if pcount.saturating_mul(2) > c.remaining() {
             return Err(TsFileError::corrupt(
                 "file metadata",

@@ -35,7 +35,9 @@ use bytes::{Bytes, BytesMut};
 
 use crate::error::{Result, TsFileError};
 use crate::format::chunk::{ChunkHeader, ChunkHeaderSuffix, FileEncryptionHeader};
-use crate::format::{marker, v3, ByteSource, Cursor, DeviceId, TsFileMetadata, HEAD_LEN, MAGIC, TAIL_LEN, VERSION_V3, VERSION_V4};
+use crate::format::{
+    marker, v3, ByteSource, Cursor, DeviceId, TsFileMetadata, HEAD_LEN, MAGIC, TAIL_LEN, VERSION_V3, VERSION_V4,
+};
 
 /// Bytes of the file head asked for in the first round: magic, version, and room for the
 /// length prefix of an encryption header.
@@ -106,9 +108,7 @@ pub fn check_head(source: &dyn ByteSource) -> Result<Bytes> {
     }
     match head.get(6) {
         Some(&VERSION_V4 | &VERSION_V3) => Ok(head),
-        Some(&v) => Err(TsFileError::unsupported(format!(
-            "TsFile version byte 0x{v:02x} (versions 3 and 4 are supported)"
-        ))),
+        Some(&v) => Err(TsFileError::unsupported(format!("TsFile version byte 0x{v:02x} (versions 3 and 4 are supported)"))),
         None => Err(TsFileError::corrupt("file head", Some(6), "missing version byte")),
     }
 }
@@ -126,7 +126,12 @@ pub fn read_encryption_header(source: &dyn ByteSource, head: &[u8]) -> Result<(O
     let total = (c.offset() - HEAD_LEN).saturating_add(size);
     let end = HEAD_LEN.saturating_add(total);
     if end > len {
-        return Err(TsFileError::Truncated { what: "file encryption header".into(), offset: HEAD_LEN, needed: total, available: len - HEAD_LEN });
+        return Err(TsFileError::Truncated {
+            what: "file encryption header".into(),
+            offset: HEAD_LEN,
+            needed: total,
+            available: len - HEAD_LEN,
+        });
     }
     let bytes = source.read(HEAD_LEN..end)?;
     let h = FileEncryptionHeader::parse(&mut Cursor::new(&bytes, HEAD_LEN))?;
@@ -584,7 +589,8 @@ impl OpenDecoder {
         let metadata = if v3 {
             // The v3 footer holds the root of one path-keyed device tree: its device levels
             // are walked at open (format::v3), so the whole index area is needed first.
-            let footer = v3::Footer::parse(&mut Cursor::new(&meta_bytes, meta_start), len).map_err(|e| e.context("reading TsFileMetadata"))?;
+            let footer = v3::Footer::parse(&mut Cursor::new(&meta_bytes, meta_start), len)
+                .map_err(|e| e.context("reading TsFileMetadata"))?;
             let area = footer.meta_offset.min(meta_start)..meta_start;
             if !self.buf.contains(area.clone()) {
                 return Ok(Err(vec![area]));
@@ -598,7 +604,10 @@ impl OpenDecoder {
             return Err(TsFileError::corrupt(
                 "meta_offset",
                 Some(meta_start),
-                format!("{} is not between the data start {data_start} and the metadata start {meta_start}", metadata.meta_offset),
+                format!(
+                    "{} is not between the data start {data_start} and the metadata start {meta_start}",
+                    metadata.meta_offset
+                ),
             ));
         }
         Ok(Ok(Footer { metadata, metadata_len, encryption_header, data_start }))
@@ -671,10 +680,7 @@ mod tests {
         let opened = opened.unwrap();
         assert_eq!((opened.metadata_len, opened.metadata.meta_offset, opened.data_start), (104_712, 347_404, 7));
         assert_eq!(opened.metadata.table_schemas[0].name, "t_samedevice_sametimestamp1");
-        assert_eq!(
-            rounds,
-            vec![vec![0..64, len - 65_536..len], vec![meta_start..len - 65_536], vec![347_404..347_405]]
-        );
+        assert_eq!(rounds, vec![vec![0..64, len - 65_536..len], vec![meta_start..len - 65_536], vec![347_404..347_405]]);
         // With the index prefetch the last round asks for the index area before the fetched
         // region only: meta_offset .. the metadata start.
         let dec = OpenDecoder::new(len, StructureOptions::default()).with_index_prefetch(true);
@@ -719,7 +725,8 @@ mod tests {
         assert!(o.is_ok());
         assert_eq!(rounds.len(), 2);
         // A prefetch of the whole file: one round.
-        let (o, rounds) = drive(&bytes, OpenDecoder::new(len, StructureOptions::default()).with_prefetch(len).with_index_prefetch(true));
+        let (o, rounds) =
+            drive(&bytes, OpenDecoder::new(len, StructureOptions::default()).with_prefetch(len).with_index_prefetch(true));
         assert!(o.is_ok());
         assert_eq!(rounds, vec![vec![0..len]]);
     }
@@ -769,7 +776,10 @@ mod tests {
         let n = bytes.len() - 1;
         let (r, _) = drive(&bytes.slice(..n), OpenDecoder::new(n as u64, StructureOptions::default()));
         let e = r.unwrap_err();
-        assert!(matches!(e.root(), TsFileError::Corrupt { what, offset: Some(o), .. } if what == "file tail" && *o == n as u64 - 6), "{e}");
+        assert!(
+            matches!(e.root(), TsFileError::Corrupt { what, offset: Some(o), .. } if what == "file tail" && *o == n as u64 - 6),
+            "{e}"
+        );
         // Shorter than the head.
         let (r, rounds) = drive(&bytes.slice(..3), OpenDecoder::new(3, StructureOptions::default()));
         assert!(matches!(r.unwrap_err(), TsFileError::Truncated { needed: 7, available: 3, .. }));
@@ -791,7 +801,10 @@ mod tests {
         for l in [i32::MAX, len as i32 - 10, len as i32 - 17, -1] {
             let (r, rounds) = drive(&with_metadata_len(&bytes, l), OpenDecoder::new(len, StructureOptions::default()));
             let e = r.unwrap_err();
-            assert!(matches!(e.root(), TsFileError::Corrupt { what, offset: Some(o), .. } if what == "metadata length" && *o == len - 10), "{l}: {e}");
+            assert!(
+                matches!(e.root(), TsFileError::Corrupt { what, offset: Some(o), .. } if what == "metadata length" && *o == len - 10),
+                "{l}: {e}"
+            );
             assert!(e.to_string().contains("does not fit"), "{e}");
             assert_eq!(rounds.len(), 1, "{l}: only head and tail were read");
         }

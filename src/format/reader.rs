@@ -107,7 +107,14 @@ pub struct FileReader<S> {
 pub trait PageDecryptor: Send + Sync + std::fmt::Debug {
     /// Decrypt the stored bytes of page `page_index` (0-based within its chunk, counting
     /// skipped pages) into `out`. `Ok(false)` means the pages are plaintext.
-    fn decrypt_page(&self, chunk: &ChunkHeader, page_index: usize, page: &PageHeader, stored: &[u8], out: &mut Vec<u8>) -> Result<bool>;
+    fn decrypt_page(
+        &self,
+        chunk: &ChunkHeader,
+        page_index: usize,
+        page: &PageHeader,
+        stored: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<bool>;
 
     /// Text to add to an error raised while decompressing or decoding a decrypted page.
     fn failure_hint(&self) -> Option<String>;
@@ -281,7 +288,11 @@ impl<S: ByteSource> FileReader<S> {
                     self.collect_devices(&child, depth + 1, out, walk)?;
                 }
                 t => {
-                    return Err(TsFileError::corrupt("device index", Some(range.start), format!("unexpected node type {}", t.name())));
+                    return Err(TsFileError::corrupt(
+                        "device index",
+                        Some(range.start),
+                        format!("unexpected node type {}", t.name()),
+                    ));
                 }
             }
         }
@@ -306,7 +317,11 @@ impl<S: ByteSource> FileReader<S> {
                 }
                 NodeType::InternalDevice => node = std::borrow::Cow::Owned(self.read_node(range, IndexLevel::Device, &walk)?),
                 t => {
-                    return Err(TsFileError::corrupt("device index", Some(range.start), format!("unexpected node type {}", t.name())));
+                    return Err(TsFileError::corrupt(
+                        "device index",
+                        Some(range.start),
+                        format!("unexpected node type {}", t.name()),
+                    ));
                 }
             }
         }
@@ -328,9 +343,19 @@ impl<S: ByteSource> FileReader<S> {
         Ok(out)
     }
 
-    fn read_timeseries_run(&self, range: Range<u64>, want: Option<&str>, out: &mut Vec<TimeseriesMetadata>, walk: &Walk) -> Result<()> {
+    fn read_timeseries_run(
+        &self,
+        range: Range<u64>,
+        want: Option<&str>,
+        out: &mut Vec<TimeseriesMetadata>,
+        walk: &Walk,
+    ) -> Result<()> {
         if range.end > self.len || range.start > range.end {
-            return Err(TsFileError::corrupt("timeseries metadata range", Some(range.start), format!("outside the file: {range:?}")));
+            return Err(TsFileError::corrupt(
+                "timeseries metadata range",
+                Some(range.start),
+                format!("outside the file: {range:?}"),
+            ));
         }
         walk.take(range.end - range.start, range.start)?;
         let start = range.start;
@@ -346,7 +371,14 @@ impl<S: ByteSource> FileReader<S> {
         Ok(())
     }
 
-    fn collect_series(&self, node: &MetadataIndexNode, depth: u32, want: Option<&str>, out: &mut Vec<TimeseriesMetadata>, walk: &Walk) -> Result<()> {
+    fn collect_series(
+        &self,
+        node: &MetadataIndexNode,
+        depth: u32,
+        want: Option<&str>,
+        out: &mut Vec<TimeseriesMetadata>,
+        walk: &Walk,
+    ) -> Result<()> {
         if depth > 64 {
             return Err(TsFileError::corrupt("measurement index", None, "deeper than 64 levels (cycle?)"));
         }
@@ -359,7 +391,11 @@ impl<S: ByteSource> FileReader<S> {
                     self.collect_series(&child, depth + 1, want, out, walk)?;
                 }
                 t => {
-                    return Err(TsFileError::corrupt("measurement index", Some(range.start), format!("unexpected node type {}", t.name())));
+                    return Err(TsFileError::corrupt(
+                        "measurement index",
+                        Some(range.start),
+                        format!("unexpected node type {}", t.name()),
+                    ));
                 }
             }
         }
@@ -381,7 +417,11 @@ impl<S: ByteSource> FileReader<S> {
                 }
                 NodeType::InternalMeasurement => node = self.read_node(range, IndexLevel::Measurement, &walk)?,
                 t => {
-                    return Err(TsFileError::corrupt("measurement index", Some(range.start), format!("unexpected node type {}", t.name())));
+                    return Err(TsFileError::corrupt(
+                        "measurement index",
+                        Some(range.start),
+                        format!("unexpected node type {}", t.name()),
+                    ));
                 }
             }
         }

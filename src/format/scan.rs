@@ -191,10 +191,6 @@ fn step(source: &dyn ByteSource, pos: u64, suffix: ChunkHeaderSuffix, v3: bool, 
             }
             Ok(Some(end))
         }
-        other => Err(TsFileError::corrupt(
-            "data section",
-            Some(pos),
-            format!("unknown top-level marker 0x{other:02x}"),
-        )),
+        other => Err(TsFileError::corrupt("data section", Some(pos), format!("unknown top-level marker 0x{other:02x}"))),
     }
 }

@@ -172,11 +172,7 @@ impl Statistics {
                 max: c.binary32("statistics max")?.map(<[u8]>::to_vec),
             },
             TsDataType::Unknown => {
-                return Err(TsFileError::corrupt(
-                    "statistics",
-                    Some(start),
-                    "data type UNKNOWN has no statistics layout",
-                ))
+                return Err(TsFileError::corrupt("statistics", Some(start), "data type UNKNOWN has no statistics layout"))
             }
         };
         if count > 0 && start_time > end_time {
@@ -239,12 +235,7 @@ mod tests {
         let s = Statistics::parse(&mut Cursor::new(&b, 0), TsDataType::String).unwrap();
         assert_eq!(
             s.values,
-            ValueStatistics::String {
-                first: Some(b"a".to_vec()),
-                last: Some(b"b".to_vec()),
-                min: None,
-                max: Some(vec![]),
-            }
+            ValueStatistics::String { first: Some(b"a".to_vec()), last: Some(b"b".to_vec()), min: None, max: Some(vec![]) }
         );
     }
 

@@ -72,19 +72,14 @@ impl TimeseriesMetadata {
             }
         }
         if chunks.is_empty() {
-            return Err(TsFileError::corrupt(
-                "timeseries metadata",
-                Some(start),
-                format!("series '{measurement}' has no chunk"),
-            ));
+            return Err(TsFileError::corrupt("timeseries metadata", Some(start), format!("series '{measurement}' has no chunk")));
         }
         Ok(TimeseriesMetadata { timeseries_type, measurement, data_type, statistics, chunks })
     }
 
     /// True for the time column of an aligned device (empty name, type VECTOR).
     pub fn is_aligned_time(&self) -> bool {
-        self.timeseries_type & 0x80 != 0
-            || (self.data_type == TsDataType::Vector && self.measurement.is_empty())
+        self.timeseries_type & 0x80 != 0 || (self.data_type == TsDataType::Vector && self.measurement.is_empty())
     }
 
     /// True when the record says it has several chunks (each with statistics).

@@ -98,9 +98,7 @@ impl TsDataType {
             TsDataType::Int64 | TsDataType::Timestamp => PhysicalType::Int64,
             TsDataType::Float => PhysicalType::Float,
             TsDataType::Double => PhysicalType::Double,
-            TsDataType::Text | TsDataType::String | TsDataType::Blob | TsDataType::Object => {
-                PhysicalType::Binary
-            }
+            TsDataType::Text | TsDataType::String | TsDataType::Blob | TsDataType::Object => PhysicalType::Binary,
             TsDataType::Vector | TsDataType::Unknown => return None,
         })
     }
@@ -212,9 +210,7 @@ impl TryFrom<i32> for ColumnCategory {
             1 => ColumnCategory::Field,
             2 => ColumnCategory::Attribute,
             3 => ColumnCategory::Time,
-            other => {
-                return Err(TsFileError::corrupt("column category", None, format!("unknown id {other}")))
-            }
+            other => return Err(TsFileError::corrupt("column category", None, format!("unknown id {other}"))),
         })
     }
 }

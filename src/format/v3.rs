@@ -99,24 +99,19 @@ impl PathNode {
                     format!("expected a device-level node, found node type {node_type}"),
                 ))
             }
-            other => {
-                return Err(TsFileError::corrupt("device index node", Some(type_at), format!("unknown node type {other}")))
-            }
+            other => return Err(TsFileError::corrupt("device index node", Some(type_at), format!("unknown node type {other}"))),
         };
         // An empty index (a file without devices) may carry any end offset: it is never used.
         let end_offset = if entries.is_empty() {
             0
         } else {
-            u64::try_from(raw_end)
-                .ok()
-                .filter(|&e| e <= file_len && e >= prev)
-                .ok_or_else(|| {
-                    TsFileError::corrupt(
-                        "index node end_offset",
-                        Some(end_at),
-                        format!("{raw_end} is not between the last entry offset {prev} and the file end {file_len}"),
-                    )
-                })?
+            u64::try_from(raw_end).ok().filter(|&e| e <= file_len && e >= prev).ok_or_else(|| {
+                TsFileError::corrupt(
+                    "index node end_offset",
+                    Some(end_at),
+                    format!("{raw_end} is not between the last entry offset {prev} and the file end {file_len}"),
+                )
+            })?
         };
         Ok(PathNode { entries, end_offset, leaf })
     }
@@ -194,7 +189,11 @@ struct Walk<'a> {
 impl Walk<'_> {
     fn read_node(&mut self, range: Range<u64>) -> Result<PathNode> {
         if range.end > self.file_len || range.start >= range.end {
-            return Err(TsFileError::corrupt("device index node range", Some(range.start), format!("empty or outside the file: {range:?}")));
+            return Err(TsFileError::corrupt(
+                "device index node range",
+                Some(range.start),
+                format!("empty or outside the file: {range:?}"),
+            ));
         }
         let n = range.end - range.start;
         self.left = self.left.checked_sub(n).ok_or_else(|| {
@@ -266,7 +265,8 @@ pub fn read_metadata(source: &dyn ByteSource, footer: &[u8], footer_start: u64, 
             .into_iter()
             .map(|(device, range)| IndexEntry { key: IndexKey::Device(device), offset: range.start, end: Some(range.end) })
             .collect();
-        table_index.push(TableIndexRoot { name, root: MetadataIndexNode { entries, end_offset, node_type: NodeType::LeafDevice } });
+        table_index
+            .push(TableIndexRoot { name, root: MetadataIndexNode { entries, end_offset, node_type: NodeType::LeafDevice } });
     }
     Ok(TsFileMetadata {
         table_index,

@@ -111,11 +111,7 @@ const REMOTE_COALESCE_GAP: u64 = 1 << 20;
 const MAX_REQUEST_BYTES: u64 = 16 << 20;
 
 /// Fetch `ranges` of `location` (coalesced) and return them as `(offset, bytes)` parts.
-pub async fn fetch_ranges(
-    store: &Arc<dyn ObjectStore>,
-    location: &Path,
-    ranges: Vec<Range<u64>>,
-) -> Result<Vec<(u64, Bytes)>> {
+pub async fn fetch_ranges(store: &Arc<dyn ObjectStore>, location: &Path, ranges: Vec<Range<u64>>) -> Result<Vec<(u64, Bytes)>> {
     if ranges.is_empty() {
         return Ok(Vec::new());
     }
@@ -234,7 +230,11 @@ pub async fn with_fetch<T>(
         }
         fetched = fetched.saturating_add(missing.iter().map(|r| r.end - r.start).sum::<u64>());
         if fetched > max_bytes {
-            return Err(TsFileError::LimitExceeded { what: "bytes of metadata fetched on demand".into(), value: fetched, limit: max_bytes });
+            return Err(TsFileError::LimitExceeded {
+                what: "bytes of metadata fetched on demand".into(),
+                value: fetched,
+                limit: max_bytes,
+            });
         }
         for (o, b) in fetch_ranges(store, location, missing).await? {
             reader.source_mut().insert(o, b);
@@ -304,7 +304,8 @@ mod tests {
 
     #[test]
     fn test_open_object_in_memory_store() {
-        let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/corpus/files/table_deep_index.tsfile")).unwrap();
+        let bytes =
+            std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/corpus/files/table_deep_index.tsfile")).unwrap();
         let size = bytes.len() as u64;
         let store: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
         let path = Path::from("x.tsfile");
@@ -359,7 +360,9 @@ mod tests {
             assert_eq!(series, 100 * 101);
             // The fetch bound holds.
             let (mut reader, _) = open_object_opts(&store, &path, size, opts).await.unwrap();
-            let e = with_fetch(&store, &path, &mut reader, 1000, |r| r.all_devices().and_then(|d| r.series(&d[0]))).await.unwrap_err();
+            let e = with_fetch(&store, &path, &mut reader, 1000, |r| r.all_devices().and_then(|d| r.series(&d[0])))
+                .await
+                .unwrap_err();
             assert!(matches!(e, TsFileError::LimitExceeded { limit: 1000, .. }), "{e}");
         });
     }

@@ -27,10 +27,8 @@ pub struct AlignedChunkGroup {
 pub fn plan_chunk_groups(time: &TimeseriesMetadata, values: &[Option<&TimeseriesMetadata>]) -> Result<Vec<AlignedChunkGroup>> {
     let mut time_chunks = time.chunks.clone();
     time_chunks.sort_by_key(|c| c.offset);
-    let mut groups: Vec<AlignedChunkGroup> = time_chunks
-        .into_iter()
-        .map(|t| AlignedChunkGroup { time: t, values: vec![None; values.len()] })
-        .collect();
+    let mut groups: Vec<AlignedChunkGroup> =
+        time_chunks.into_iter().map(|t| AlignedChunkGroup { time: t, values: vec![None; values.len()] }).collect();
     for (col, series) in values.iter().enumerate() {
         let Some(series) = series else { continue };
         for chunk in &series.chunks {
@@ -42,7 +40,10 @@ pub fn plan_chunk_groups(time: &TimeseriesMetadata, values: &[Option<&Timeseries
                     format!("value chunk of '{}' precedes every time chunk of its device", series.measurement),
                 ));
             };
-            let slot = group.values.get_mut(col).ok_or_else(|| TsFileError::corrupt("aligned value chunk", Some(chunk.offset), "column index"))?;
+            let slot = group
+                .values
+                .get_mut(col)
+                .ok_or_else(|| TsFileError::corrupt("aligned value chunk", Some(chunk.offset), "column index"))?;
             if slot.is_some() {
                 return Err(TsFileError::corrupt(
                     "aligned value chunk",
@@ -300,17 +301,15 @@ fn decode_value_pages(
             let data = payload(codec, i, page, bufs, &opts.decode)?;
             let vp = split_value_page(data)?;
             if vp.rows != *rows {
-                return Err(TsFileError::corrupt(
-                    "value page",
-                    None,
-                    format!("{} rows, the time page has {rows}", vp.rows),
-                ));
+                return Err(TsFileError::corrupt("value page", None, format!("{} rows, the time page has {rows}", vp.rows)));
             }
             builder.set_page_statistics(Some(page.header.statistics.as_ref().unwrap_or(chunk_stats)));
             builder.append_with_bitmap(encoding, vp.values, vp.bitmap, vp.rows, keep.clone(), &opts.decode)?;
             budget.charge(builder.byte_size().saturating_sub(before) as u64)
         })();
-        r.with_context(|| format!("value chunk at offset {}: series '{}', page {i} at offset {}", h.offset, h.measurement, page.header.offset))?;
+        r.with_context(|| {
+            format!("value chunk at offset {}: series '{}', page {i} at offset {}", h.offset, h.measurement, page.header.offset)
+        })?;
     }
     Ok(())
 }

@@ -83,7 +83,15 @@ impl ColumnValues {
 
     /// Decode `count` values of `encoding` from `data`, appending; `check` (the page's
     /// statistics) picks the writer's semantics where they matter ([`encoding::check`]).
-    fn decode(&mut self, encoding: Encoding, data_type: TsDataType, data: &[u8], count: usize, opts: &DecodeOptions, check: Option<&ValueCheck>) -> Result<()> {
+    fn decode(
+        &mut self,
+        encoding: Encoding,
+        data_type: TsDataType,
+        data: &[u8],
+        count: usize,
+        opts: &DecodeOptions,
+        check: Option<&ValueCheck>,
+    ) -> Result<()> {
         match self {
             ColumnValues::Boolean(b) => encoding::decode_bool(encoding, data, count, b, opts),
             ColumnValues::Int32(v) => encoding::decode_i32(encoding, data, count, v, opts),
@@ -224,10 +232,14 @@ pub struct ColumnBuilder {
 impl ColumnBuilder {
     /// An empty builder for values of `data_type`.
     pub fn new(data_type: TsDataType) -> Result<Self> {
-        let p = data_type
-            .physical()
-            .ok_or_else(|| TsFileError::unsupported(format!("values of type {data_type}")))?;
-        Ok(ColumnBuilder { data_type, values: ColumnValues::new(p), validity: NullBufferBuilder::new(0), scratch: None, check: None })
+        let p = data_type.physical().ok_or_else(|| TsFileError::unsupported(format!("values of type {data_type}")))?;
+        Ok(ColumnBuilder {
+            data_type,
+            values: ColumnValues::new(p),
+            validity: NullBufferBuilder::new(0),
+            scratch: None,
+            check: None,
+        })
     }
 
     /// The column's TsFile type.
@@ -319,7 +331,15 @@ impl ColumnBuilder {
             let keep = keep.start.min(rows)..keep.end.min(rows);
             let first_value = count_present(bitmap, keep.start);
             let end_value = if keep.end < rows { count_present(bitmap, keep.end) } else { present };
-            let held = scratch.decode_window(encoding, self.data_type, data, present, first_value..end_value, opts, self.check.as_ref())?;
+            let held = scratch.decode_window(
+                encoding,
+                self.data_type,
+                data,
+                present,
+                first_value..end_value,
+                opts,
+                self.check.as_ref(),
+            )?;
             if scratch.len() != held.len() || held.start > first_value || held.end < end_value {
                 return Err(TsFileError::corrupt(
                     "value stream",
@@ -345,7 +365,14 @@ impl ColumnBuilder {
     }
 
     /// Decode `count` values of a page and append only the rows in `keep`.
-    pub fn append_range(&mut self, encoding: Encoding, data: &[u8], count: usize, keep: std::ops::Range<usize>, opts: &DecodeOptions) -> Result<()> {
+    pub fn append_range(
+        &mut self,
+        encoding: Encoding,
+        data: &[u8],
+        count: usize,
+        keep: std::ops::Range<usize>,
+        opts: &DecodeOptions,
+    ) -> Result<()> {
         if keep == (0..count) {
             return self.append_dense(encoding, data, count, opts);
         }
@@ -354,7 +381,11 @@ impl ColumnBuilder {
             // Only the kept rows (and what the encoding must decode to reach them).
             let held = scratch.decode_window(encoding, self.data_type, data, count, keep.clone(), opts, self.check.as_ref())?;
             if scratch.len() != held.len() || held.start > keep.start || held.end < keep.end {
-                return Err(TsFileError::corrupt("value stream", None, format!("decoded {} values, expected {count}", scratch.len())));
+                return Err(TsFileError::corrupt(
+                    "value stream",
+                    None,
+                    format!("decoded {} values, expected {count}", scratch.len()),
+                ));
             }
             let n = keep.len();
             self.values.append_range(&scratch, keep.start - held.start..keep.end - held.start)?;
@@ -493,7 +524,9 @@ mod tests {
             full.append_dense(enc, &data, count, &opts).unwrap();
             let full = rows(&mut full);
             // Dense pages: any window, including empty, one value, block and page edges.
-            for keep in [0..0, 0..1, 5..6, 0..128, 100..129, 128..130, 129..131, 150..299, 260..280, 299..300, 200..300, 300..300, 0..300] {
+            for keep in
+                [0..0, 0..1, 5..6, 0..128, 100..129, 128..130, 129..131, 150..299, 260..280, 299..300, 200..300, 300..300, 0..300]
+            {
                 let mut b = ColumnBuilder::new(ty).unwrap();
                 b.append_range(enc, &data, count, keep.clone(), &opts).unwrap();
                 assert_eq!(rows(&mut b), full[keep.clone()], "{ty} {enc:?} {keep:?}");

@@ -188,7 +188,15 @@ impl SeriesCursor {
     }
 
     /// Decode one page into `times` (and `values`), within the time range.
-    fn decode_page(&mut self, index: usize, page: &PageHeader, count: u64, check: Option<ValueCheck>, opts: &ReadOptions, budget: &DecodeBudget) -> Result<()> {
+    fn decode_page(
+        &mut self,
+        index: usize,
+        page: &PageHeader,
+        count: u64,
+        check: Option<ValueCheck>,
+        opts: &ReadOptions,
+        budget: &DecodeBudget,
+    ) -> Result<()> {
         let Some(chunk) = &self.chunk else { return Ok(()) };
         let start = page
             .data_offset
@@ -208,7 +216,14 @@ impl SeriesCursor {
             budget.check(count.saturating_mul(8).saturating_add(value_bytes))?;
             let bytes = payload(&codec, index, &raw, &mut self.bufs, &opts.decode)?;
             let (time_stream, value_stream) = split_nonaligned(bytes)?;
-            let keep = decode_time_window(opts.nonaligned_time_encoding, time_stream, count, opts.time_range, &opts.decode, &mut self.raw_times)?;
+            let keep = decode_time_window(
+                opts.nonaligned_time_encoding,
+                time_stream,
+                count,
+                opts.time_range,
+                &opts.decode,
+                &mut self.raw_times,
+            )?;
             let mut charged = self.raw_times.len() * 8;
             self.values = match &mut self.decoder {
                 Some(d) => {
@@ -339,7 +354,11 @@ mod tests {
 
     /// The rows of a device computed the obvious way: each series read whole, the union of
     /// the timestamps, a value or null per series and timestamp.
-    fn reference_merge(file: &FileReader<LocalFile>, series: &[TimeseriesMetadata], opts: &ReadOptions) -> (Vec<i64>, Vec<Vec<Option<String>>>) {
+    fn reference_merge(
+        file: &FileReader<LocalFile>,
+        series: &[TimeseriesMetadata],
+        opts: &ReadOptions,
+    ) -> (Vec<i64>, Vec<Vec<Option<String>>>) {
         let mut per_series = Vec::new();
         let mut all = std::collections::BTreeSet::new();
         for s in series {

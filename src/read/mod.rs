@@ -127,10 +127,8 @@ impl DecodeBudget {
 
     /// Charge `bytes` that were decoded; fails once the total exceeds the limit.
     pub fn charge(&self, bytes: u64) -> Result<()> {
-        let before = self
-            .used
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |u| Some(u.saturating_add(bytes)))
-            .unwrap_or_else(|u| u);
+        let before =
+            self.used.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |u| Some(u.saturating_add(bytes))).unwrap_or_else(|u| u);
         let total = before.saturating_add(bytes);
         if total > self.limit {
             return Err(self.exceeded(total));

@@ -66,7 +66,14 @@ pub fn read_series_in<S: ByteSource>(
                 budget.check(stats.count.saturating_mul(8).saturating_add(values.min_bytes_for(rows) as u64))?;
                 let data = payload(&codec, i, &page, &mut bufs, &opts.decode)?;
                 let (time_stream, value_stream) = split_nonaligned(data)?;
-                let keep = decode_time_window(opts.nonaligned_time_encoding, time_stream, stats.count, opts.time_range, &opts.decode, &mut page_times)?;
+                let keep = decode_time_window(
+                    opts.nonaligned_time_encoding,
+                    time_stream,
+                    stats.count,
+                    opts.time_range,
+                    &opts.decode,
+                    &mut page_times,
+                )?;
                 let before = values.byte_size();
                 values.set_page_statistics(Some(stats));
                 values.append_range(encoding, value_stream, rows, keep, &opts.decode)?;

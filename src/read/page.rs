@@ -123,7 +123,13 @@ pub fn move_times(page_times: &mut Vec<i64>, out: &mut Vec<i64>) {
 /// The decrypted and decompressed payload of page `index` (0-based within its chunk) —
 /// borrowed from `page` when it is stored in the clear and uncompressed. A declared
 /// `uncompressed_size` above `opts.max_page_bytes` is rejected before anything is allocated.
-pub fn payload<'a>(codec: &PageCodec<'_>, index: usize, page: &RawPage<'a>, bufs: &'a mut PageBuffers, opts: &DecodeOptions) -> Result<&'a [u8]> {
+pub fn payload<'a>(
+    codec: &PageCodec<'_>,
+    index: usize,
+    page: &RawPage<'a>,
+    bufs: &'a mut PageBuffers,
+    opts: &DecodeOptions,
+) -> Result<&'a [u8]> {
     let size = page.header.uncompressed_size as usize;
     if size > opts.max_page_bytes {
         return Err(TsFileError::LimitExceeded {
@@ -179,8 +185,8 @@ pub fn decode_times(encoding: Encoding, data: &[u8], count: Option<u64>, opts: &
                         "time stream",
                         None,
                         format!(
-                            "{encoding} stream holds more than the {n} timestamps the statistics count (is the time encoding right?)"
-                        ),
+                        "{encoding} stream holds more than the {n} timestamps the statistics count (is the time encoding right?)"
+                    ),
                     ))
                 }
                 r => r?,
@@ -191,9 +197,7 @@ pub fn decode_times(encoding: Encoding, data: &[u8], count: Option<u64>, opts: &
             encoding::decode_i64(e, data, usize::try_from(n)?, out, opts)?;
             false
         }
-        (e, None) => {
-            return Err(TsFileError::unsupported(format!("time stream encoding {e} in a page without statistics")))
-        }
+        (e, None) => return Err(TsFileError::unsupported(format!("time stream encoding {e} in a page without statistics"))),
     };
     if let Some(n) = count {
         if out.len() as u64 != n {
@@ -261,9 +265,7 @@ fn strictly_ascending(t: &[i64]) -> bool {
     const BLOCK: usize = 1024;
     let pairs = t.len().saturating_sub(1);
     let (a, b) = (t.get(..pairs).unwrap_or(&[]), t.get(1..).unwrap_or(&[]));
-    a.chunks(BLOCK)
-        .zip(b.chunks(BLOCK))
-        .all(|(x, y)| x.iter().zip(y).fold(true, |ok, (p, q)| ok & (p < q)))
+    a.chunks(BLOCK).zip(b.chunks(BLOCK)).all(|(x, y)| x.iter().zip(y).fold(true, |ok, (p, q)| ok & (p < q)))
 }
 
 /// The parts of an aligned value page.
@@ -281,8 +283,7 @@ pub struct ValuePage<'a> {
 pub fn split_value_page(payload: &[u8]) -> Result<ValuePage<'_>> {
     let mut c = Cursor::new(payload, 0);
     let n = c.i32("value page row count")?;
-    let rows = usize::try_from(n)
-        .map_err(|_| TsFileError::corrupt("value page", None, format!("negative row count {n}")))?;
+    let rows = usize::try_from(n).map_err(|_| TsFileError::corrupt("value page", None, format!("negative row count {n}")))?;
     let bitmap = c.bytes(rows.div_ceil(8), "value page bitmap")?;
     Ok(ValuePage { rows, bitmap, values: c.rest() })
 }
@@ -405,17 +406,9 @@ mod tests {
     fn test_decode_time_window_equals_decoding_everything() {
         use crate::encoding::{plain, ts2diff};
         let opts = DecodeOptions::default();
-        let times: Vec<i64> = (0..1000i64)
-            .map(|i| 50_000 + i * 1000 + (i * 37) % 500)
-            .collect();
-        for data in [
-            ts2diff::encode::i64(&times),
-            ts2diff::encode::i64_blocks(&times, 10),
-        ] {
-            for enc_data in [
-                (Encoding::Ts2Diff, data.clone()),
-                (Encoding::Plain, plain::encode::i64(&times)),
-            ] {
+        let times: Vec<i64> = (0..1000i64).map(|i| 50_000 + i * 1000 + (i * 37) % 500).collect();
+        for data in [ts2diff::encode::i64(&times), ts2diff::encode::i64_blocks(&times, 10)] {
+            for enc_data in [(Encoding::Ts2Diff, data.clone()), (Encoding::Plain, plain::encode::i64(&times))] {
                 let (enc, data) = enc_data;
                 for range in [
                     None,
@@ -429,8 +422,7 @@ mod tests {
                     decode_times(enc, &data, Some(1000), &opts, &mut all).unwrap();
                     let expect = time_window(&all, range);
                     let mut out = vec![1, 2, 3];
-                    let keep =
-                        decode_time_window(enc, &data, 1000, range, &opts, &mut out).unwrap();
+                    let keep = decode_time_window(enc, &data, 1000, range, &opts, &mut out).unwrap();
                     assert_eq!(keep, expect, "{enc:?} {range:?}");
                     assert_eq!(out, all[expect], "{enc:?} {range:?}");
                 }
@@ -441,34 +433,12 @@ mod tests {
         bad.swap(500, 501);
         let data = ts2diff::encode::i64_blocks(&bad, 10);
         let mut out = Vec::new();
-        let e = decode_time_window(
-            Encoding::Ts2Diff,
-            &data,
-            1000,
-            Some((550_000, 552_000)),
-            &opts,
-            &mut out,
-        )
-        .unwrap_err();
+        let e = decode_time_window(Encoding::Ts2Diff, &data, 1000, Some((550_000, 552_000)), &opts, &mut out).unwrap_err();
         assert!(e.to_string().contains("not strictly ascending"), "{e}");
         // ... and a count the stream does not hold, whatever the range.
-        assert!(
-            decode_time_window(Encoding::Ts2Diff, &data, 999, Some((0, 1)), &opts, &mut out)
-                .is_err()
-        );
-        let small = DecodeOptions {
-            max_page_values: 100,
-            ..opts
-        };
-        let e = decode_time_window(
-            Encoding::Ts2Diff,
-            &data,
-            1000,
-            Some((0, 1)),
-            &small,
-            &mut out,
-        )
-        .unwrap_err();
+        assert!(decode_time_window(Encoding::Ts2Diff, &data, 999, Some((0, 1)), &opts, &mut out).is_err());
+        let small = DecodeOptions { max_page_values: 100, ..opts };
+        let e = decode_time_window(Encoding::Ts2Diff, &data, 1000, Some((0, 1)), &small, &mut out).unwrap_err();
         assert!(e.to_string().contains("(option max_page_values)"), "{e}");
     }
 

@@ -21,7 +21,11 @@ pub struct DeviceRows {
 
 /// Read `series` of one device and merge them into rows, with one budget of
 /// `opts.max_decoded_bytes` for the whole device.
-pub fn read_device_rows<S: ByteSource>(file: &FileReader<S>, series: &[TimeseriesMetadata], opts: &ReadOptions) -> Result<DeviceRows> {
+pub fn read_device_rows<S: ByteSource>(
+    file: &FileReader<S>,
+    series: &[TimeseriesMetadata],
+    opts: &ReadOptions,
+) -> Result<DeviceRows> {
     read_device_rows_in(file, series, opts, &DecodeBudget::for_options(opts))
 }
 

@@ -27,8 +27,7 @@ fn check_file(entry: &Value) -> Result<(), String> {
 
     // Tables and index keys.
     let tables: BTreeSet<&str> = md.table_schemas.iter().map(|t| t.name.as_str()).collect();
-    let want_tables: BTreeSet<&str> =
-        entry["tables"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+    let want_tables: BTreeSet<&str> = entry["tables"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
     check(&mut problems, "tables", json!(tables), &json!(want_tables));
     let keys: Vec<&str> = md.table_index.iter().map(|t| t.name.as_str()).collect();
     check(&mut problems, "table_index_keys", json!(keys), &entry["table_index_keys"]);
@@ -75,17 +74,15 @@ fn check_file(entry: &Value) -> Result<(), String> {
     }
 
     // Bloom filter parameters.
-    let bloom = md.bloom_filter.as_ref().map(|b| {
-        json!({"bitset_bytes": b.bits.len(), "size_bits": b.size_bits, "hash_functions": b.hash_functions})
-    });
+    let bloom = md
+        .bloom_filter
+        .as_ref()
+        .map(|b| json!({"bitset_bytes": b.bits.len(), "size_bits": b.size_bits, "hash_functions": b.hash_functions}));
     check(&mut problems, "bloom_filter", bloom.unwrap_or(Value::Null), &entry["bloom_filter"]);
 
     // Properties.
-    let props: serde_json::Map<String, Value> = md
-        .properties
-        .iter()
-        .map(|p| (p.key.clone(), p.value.as_ref().map_or(Value::Null, |v| json!({"hex": hex(v)}))))
-        .collect();
+    let props: serde_json::Map<String, Value> =
+        md.properties.iter().map(|p| (p.key.clone(), p.value.as_ref().map_or(Value::Null, |v| json!({"hex": hex(v)})))).collect();
     check(&mut problems, "properties", Value::Object(props), &entry["properties"]);
 
     // Shape from the forward scan and the index walk.

@@ -99,10 +99,16 @@ fn test_sql_reads_encrypted_files_with_the_master_key_option() {
         c.sql(&format!("CREATE EXTERNAL TABLE good STORED AS TSFILE LOCATION '{l2}' OPTIONS ('master_key' '{MASTER}')"))
             .await
             .unwrap();
-        let rows = rows_of(&c.sql("SELECT dev, sum(v), sum(x) FROM good GROUP BY dev ORDER BY dev").await.unwrap().collect().await.unwrap());
+        let rows = rows_of(
+            &c.sql("SELECT dev, sum(v), sum(x) FROM good GROUP BY dev ORDER BY dev").await.unwrap().collect().await.unwrap(),
+        );
         assert_eq!(
             format!("{rows:?}"),
-            format!(r#"[[String("d1"), Number(60), String("{}")], [String("d2"), Number(300), String("{}")]]"#, f64_cell(4.5), f64_cell(-3.0))
+            format!(
+                r#"[[String("d1"), Number(60), String("{}")], [String("d2"), Number(300), String("{}")]]"#,
+                f64_cell(4.5),
+                f64_cell(-3.0)
+            )
         );
         // EXPLAIN never shows the key.
         let plan = c.sql("EXPLAIN SELECT * FROM good WHERE v > 15").await.unwrap().collect().await.unwrap();
@@ -141,7 +147,8 @@ fn table_devices() -> (Vec<Device>, Vec<Table>) {
             ("b".into(), DOUBLE, (0..25).map(|i| Some(Val::F64(i as f64 * 0.25 - base as f64))).collect()),
         ],
     };
-    let tables = vec![Table { name: "t".into(), tags: vec!["id".into()], fields: vec![("a".into(), INT64), ("b".into(), DOUBLE)] }];
+    let tables =
+        vec![Table { name: "t".into(), tags: vec!["id".into()], fields: vec![("a".into(), INT64), ("b".into(), DOUBLE)] }];
     (vec![dev("d1", 0), dev("d2", 1000)], tables)
 }
 
@@ -163,14 +170,18 @@ fn aead(with_auth_field: bool) -> Sealing {
 }
 
 fn from_bytes(bytes: Vec<u8>, keys: EncryptionKeys) -> TsFile {
-    TsFile::from_source(Box::new(bytes::Bytes::from(bytes)), "sealed.tsfile".into(), TsFileOptions {
-        read: datafusion_tsfile::read::ReadOptions {
-            nonaligned_time_encoding: datafusion_tsfile::format::Encoding::Plain,
+    TsFile::from_source(
+        Box::new(bytes::Bytes::from(bytes)),
+        "sealed.tsfile".into(),
+        TsFileOptions {
+            read: datafusion_tsfile::read::ReadOptions {
+                nonaligned_time_encoding: datafusion_tsfile::format::Encoding::Plain,
+                ..Default::default()
+            },
+            keys,
             ..Default::default()
         },
-        keys,
-        ..Default::default()
-    })
+    )
     .unwrap()
 }
 
@@ -247,13 +258,18 @@ fn test_aead_tampering_is_detected() {
     let e = read(&from_bytes(b, keys("0123456789abcdef")), "t").unwrap_err();
     assert!(matches!(e.root(), TsFileError::DecryptFailed { .. }), "{e:?}");
     // A wrong KEK fails the key unwrap; an unknown provider is reported as such.
-    let e = match TsFile::from_source(Box::new(bytes::Bytes::from(bytes.clone())), "x".into(), TsFileOptions::default().with_keys(keys("fedcba9876543210"))) {
+    let e = match TsFile::from_source(
+        Box::new(bytes::Bytes::from(bytes.clone())),
+        "x".into(),
+        TsFileOptions::default().with_keys(keys("fedcba9876543210")),
+    ) {
         Ok(f) => read(&f, "t").unwrap_err(),
         Err(e) => e,
     };
     assert!(e.to_string().contains("does not unwrap"), "{e}");
     let other = keys("0123456789abcdef").with_aead_provider_id("acme-kms");
-    let e = match TsFile::from_source(Box::new(bytes::Bytes::from(bytes)), "x".into(), TsFileOptions::default().with_keys(other)) {
+    let e = match TsFile::from_source(Box::new(bytes::Bytes::from(bytes)), "x".into(), TsFileOptions::default().with_keys(other))
+    {
         Ok(f) => read(&f, "t").unwrap_err(),
         Err(e) => e,
     };
@@ -305,7 +321,14 @@ fn test_sql_over_sealed_aead_file() {
         let c = ctx(2);
         let opts = TsFileReadOptions::default().with_keys(keys("0123456789abcdef")).with_time_unit(TimeUnit::Raw).with_table("t");
         register_tsfile(&c, "s", &[path.to_str().unwrap()], opts).await.unwrap();
-        let rows = rows_of(&c.sql("SELECT id, count(a), sum(a), min(b) FROM s WHERE time >= 1100 GROUP BY id ORDER BY id").await.unwrap().collect().await.unwrap());
+        let rows = rows_of(
+            &c.sql("SELECT id, count(a), sum(a), min(b) FROM s WHERE time >= 1100 GROUP BY id ORDER BY id")
+                .await
+                .unwrap()
+                .collect()
+                .await
+                .unwrap(),
+        );
         // Rows 10..25 of each device; a is null where i % 7 == 3 (i = 10, 17, 24).
         let sum_a = |base: i64| (10..25).filter(|i| i % 7 != 3).map(|i| base + i).sum::<i64>();
         assert_eq!(
@@ -319,16 +342,30 @@ fn test_sql_over_sealed_aead_file() {
             )
         );
         // The tree-model table of the same file (streaming merge of non-aligned series).
-        let tree_opts = TsFileReadOptions::default()
-            .with_keys(keys("0123456789abcdef"))
-            .with_table("root")
-            .with_time_unit(TimeUnit::Raw);
-        let tree_opts = TsFileReadOptions { read: datafusion_tsfile::read::ReadOptions { nonaligned_time_encoding: datafusion_tsfile::format::Encoding::Plain, ..tree_opts.read }, ..tree_opts };
+        let tree_opts =
+            TsFileReadOptions::default().with_keys(keys("0123456789abcdef")).with_table("root").with_time_unit(TimeUnit::Raw);
+        let tree_opts = TsFileReadOptions {
+            read: datafusion_tsfile::read::ReadOptions {
+                nonaligned_time_encoding: datafusion_tsfile::format::Encoding::Plain,
+                ..tree_opts.read
+            },
+            ..tree_opts
+        };
         register_tsfile(&c, "tree", &[path.to_str().unwrap()], tree_opts).await.unwrap();
-        let rows = rows_of(&c.sql("SELECT count(*), count(s1), sum(s1), count(s2), min(s2) FROM tree WHERE time >= 10").await.unwrap().collect().await.unwrap());
+        let rows = rows_of(
+            &c.sql("SELECT count(*), count(s1), sum(s1), count(s2), min(s2) FROM tree WHERE time >= 10")
+                .await
+                .unwrap()
+                .collect()
+                .await
+                .unwrap(),
+        );
         // time = 2i: i in 5..30; s1 = i*i; s2 where i % 3 == 0 (i = 6..27: 8 points, min -27).
         let sum: i64 = (5..30).map(|i| i * i).sum();
-        assert_eq!(format!("{rows:?}"), format!("[[Number(25), Number(25), Number({sum}), Number(8), String(\"{}\")]]", f64_cell(-27.0)));
+        assert_eq!(
+            format!("{rows:?}"),
+            format!("[[Number(25), Number(25), Number({sum}), Number(8), String(\"{}\")]]", f64_cell(-27.0))
+        );
         let locked = ctx(1);
         register_tsfile(&locked, "s", &[path.to_str().unwrap()], TsFileReadOptions::default().with_table("t")).await.unwrap();
         let e = locked.sql("SELECT sum(a) FROM s WHERE a IS NOT NULL").await.unwrap().collect().await.unwrap_err().to_string();

@@ -107,7 +107,14 @@ fn row_key(row: &[Value], tag_cols: &[usize]) -> (Vec<Option<String>>, i64) {
 
 /// Compare `got` with `want` (both `[time, c0, ...]` in `names` order) after sorting both by
 /// device and time; returns the mismatching cell count, with per-column counts in `report`.
-fn compare_rows(what: &str, names: &[String], tag_cols: &[usize], mut got: Vec<Vec<Value>>, want: &[Value], report: &mut Vec<String>) -> usize {
+fn compare_rows(
+    what: &str,
+    names: &[String],
+    tag_cols: &[usize],
+    mut got: Vec<Vec<Value>>,
+    want: &[Value],
+    report: &mut Vec<String>,
+) -> usize {
     let mut want: Vec<Vec<Value>> = want.iter().map(|r| r.as_array().unwrap().clone()).collect();
     got.sort_by_key(|r| row_key(r, tag_cols));
     want.sort_by_key(|r| row_key(r, tag_cols));
@@ -135,7 +142,11 @@ fn compare_rows(what: &str, names: &[String], tag_cols: &[usize], mut got: Vec<V
     for (c, n) in per_col.iter().enumerate() {
         if *n > 0 {
             let col = if c == 0 { "time" } else { names[c - 1].as_str() };
-            report.push(format!("{what}/{col}: {n} of {} cells differ; first: {}", want.len(), first[c].as_deref().unwrap_or("")));
+            report.push(format!(
+                "{what}/{col}: {n} of {} cells differ; first: {}",
+                want.len(),
+                first[c].as_deref().unwrap_or("")
+            ));
         }
     }
     bad
@@ -175,7 +186,10 @@ fn test_java_tables_through_the_library() {
             let time = file.arrow_schema(table).unwrap().field(0).name().clone();
             let projection: Vec<String> = std::iter::once(time).chain(names.iter().cloned()).collect();
             let what = format!("{stem}/{table}");
-            let got = match file.read_table(table, TableRead::default().with_projection(projection)).and_then(|it| it.collect::<Result<Vec<_>, _>>()) {
+            let got = match file
+                .read_table(table, TableRead::default().with_projection(projection))
+                .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+            {
                 Ok(b) => rows_of(&b),
                 Err(e) => {
                     report.push(format!("{what}: {e}"));

@@ -146,7 +146,8 @@ fn module_graph() -> BTreeMap<String, BTreeSet<String>> {
     let src = repo_path("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
-    let modules: BTreeMap<String, std::path::PathBuf> = files.iter().map(|f| (module_of(f.strip_prefix(&src).unwrap()), f.clone())).collect();
+    let modules: BTreeMap<String, std::path::PathBuf> =
+        files.iter().map(|f| (module_of(f.strip_prefix(&src).unwrap()), f.clone())).collect();
     let mut graph = BTreeMap::new();
     for (m, f) in &modules {
         let code = code_only(&std::fs::read_to_string(f).unwrap());
@@ -210,7 +211,15 @@ fn cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
             }
         }
     }
-    let mut s = State { g: graph, index: BTreeMap::new(), low: BTreeMap::new(), stack: Vec::new(), on: BTreeSet::new(), next: 0, out: Vec::new() };
+    let mut s = State {
+        g: graph,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on: BTreeSet::new(),
+        next: 0,
+        out: Vec::new(),
+    };
     for v in graph.keys() {
         if !s.index.contains_key(v.as_str()) {
             visit(&mut s, v);

@@ -98,7 +98,9 @@ fn test_limit_sql_options_and_shared_query_budget() {
     let path = path.to_str().unwrap();
     block_on(async {
         // Each key is accepted and enforced.
-        for (key, value) in [("max_page_bytes", "16"), ("max_decoded_bytes", "64"), ("max_metadata_bytes", "100"), ("max_page_values", "1")] {
+        for (key, value) in
+            [("max_page_bytes", "16"), ("max_decoded_bytes", "64"), ("max_metadata_bytes", "100"), ("max_page_values", "1")]
+        {
             let c = ctx(2);
             let sql = format!("CREATE EXTERNAL TABLE t STORED AS TSFILE LOCATION '{path}' OPTIONS ('{key}' '{value}')");
             datafusion_tsfile::datafusion::register_tsfile_format(&c).unwrap();

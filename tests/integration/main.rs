@@ -22,7 +22,7 @@ mod sql_tree;
 mod stats_aggregates;
 mod sweep;
 mod truncation;
+mod v3;
 mod wide;
 mod writer;
-mod v3;
 mod writer_v3;

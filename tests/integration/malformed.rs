@@ -111,7 +111,9 @@ fn test_malformed_bitmap_count_mismatch() {
 
 #[test]
 fn test_malformed_truncated_time_stream() {
-    let f = find_page("tree_enc_int32", |c, e, r, _| c == Compression::Uncompressed && e == Encoding::Plain && r == ChunkRole::NonAligned);
+    let f = find_page("tree_enc_int32", |c, e, r, _| {
+        c == Compression::Uncompressed && e == Encoding::Plain && r == ChunkRole::NonAligned
+    });
     let mut b = f.bytes.clone();
     // The payload starts with UVarInt time_len: shorten the time stream by one byte.
     let at = f.data_offset as usize;
@@ -123,7 +125,9 @@ fn test_malformed_truncated_time_stream() {
 
 #[test]
 fn test_malformed_impossible_bit_width() {
-    let f = find_page("tree_enc_int64", |c, e, r, _| c == Compression::Uncompressed && e == Encoding::Ts2Diff && r == ChunkRole::NonAligned);
+    let f = find_page("tree_enc_int64", |c, e, r, _| {
+        c == Compression::Uncompressed && e == Encoding::Ts2Diff && r == ChunkRole::NonAligned
+    });
     let mut b = f.bytes.clone();
     // Time stream: UVarInt time_len, then the first TS_2DIFF block: i32 n, i32 width.
     let mut at = f.data_offset as usize;
@@ -138,7 +142,9 @@ fn test_malformed_impossible_bit_width() {
 
 #[test]
 fn test_malformed_dictionary_index_out_of_range() {
-    let f = find_page("tree_enc_text", |c, e, r, _| c == Compression::Uncompressed && e == Encoding::Dictionary && r == ChunkRole::NonAligned);
+    let f = find_page("tree_enc_text", |c, e, r, _| {
+        c == Compression::Uncompressed && e == Encoding::Dictionary && r == ChunkRole::NonAligned
+    });
     let mut b = f.bytes.clone();
     // Skip the time stream, then lower the dictionary's entry count to 1 entry.
     let mut at = f.data_offset as usize;

@@ -26,8 +26,11 @@ fn rows_of(batches: &[RecordBatch]) -> Vec<Vec<String>> {
     let fmt = datafusion::arrow::util::display::FormatOptions::default().with_null("NULL");
     let mut out = Vec::new();
     for b in batches {
-        let cols: Vec<_> =
-            b.columns().iter().map(|c| datafusion::arrow::util::display::ArrayFormatter::try_new(c.as_ref(), &fmt).unwrap()).collect();
+        let cols: Vec<_> = b
+            .columns()
+            .iter()
+            .map(|c| datafusion::arrow::util::display::ArrayFormatter::try_new(c.as_ref(), &fmt).unwrap())
+            .collect();
         for i in 0..b.num_rows() {
             out.push(cols.iter().map(|c| c.value(i).to_string()).collect());
         }
@@ -36,8 +39,16 @@ fn rows_of(batches: &[RecordBatch]) -> Vec<Vec<String>> {
 }
 
 /// Scan metrics that must be equal between a local plan and its decoded copy.
-const PRUNING_METRICS: &[&str] =
-    &["devices_total", "devices_pruned", "chunk_groups_pruned", "chunks_total", "chunks_pruned", "pages_total", "pages_pruned", "rows_decoded"];
+const PRUNING_METRICS: &[&str] = &[
+    "devices_total",
+    "devices_pruned",
+    "chunk_groups_pruned",
+    "chunks_total",
+    "chunks_pruned",
+    "pages_total",
+    "pages_pruned",
+    "rows_decoded",
+];
 
 /// Queries over the sample's `weather` table: full aggregates, a time window, a device, a
 /// value predicate, tags and a join.
@@ -195,9 +206,14 @@ fn test_partition_columns_survive_both_trips() {
     block_on(async {
         let c = session(2);
         let root = format!("{}/", dir.display());
-        let t = TsFileTable::try_new_partitioned(&c.state(), &[&root], TsFileReadOptions::default(), vec![("part".into(), DataType::Utf8)])
-            .await
-            .unwrap();
+        let t = TsFileTable::try_new_partitioned(
+            &c.state(),
+            &[&root],
+            TsFileReadOptions::default(),
+            vec![("part".into(), DataType::Utf8)],
+        )
+        .await
+        .unwrap();
         assert_eq!(t.partition_cols(), &[("part".to_string(), DataType::Utf8)]);
         c.register_table("weather", Arc::new(t)).unwrap();
         let sql = "SELECT part, count(*), sum(pressure) FROM weather WHERE part = 'y' OR device = 'ws-north-3-7' GROUP BY part ORDER BY part";
@@ -218,7 +234,12 @@ fn test_partition_columns_survive_both_trips() {
         assert_eq!(local, rows_of(&remote.execute_logical_plan(decoded).await.unwrap().collect().await.unwrap()));
         // Only part x's files are opened for the device: filters on a partition column
         // skip directories.
-        let (_, plan, _, _) = physical_trip(&c, "SELECT count(*) FROM weather WHERE part = 'x' AND temperature > 100", &TsFilePhysicalCodec::default()).await;
+        let (_, plan, _, _) = physical_trip(
+            &c,
+            "SELECT count(*) FROM weather WHERE part = 'x' AND temperature > 100",
+            &TsFilePhysicalCodec::default(),
+        )
+        .await;
         assert!(display(&plan).contains("part=x") && !display(&plan).contains("part=y"), "{}", display(&plan));
     });
     std::fs::remove_dir_all(&dir).unwrap();
@@ -256,7 +277,8 @@ fn test_foreign_and_damaged_bytes_are_errors() {
     block_on(async {
         let c = session(1);
         register(&c, "weather", &[&sample()], TsFileReadOptions::default()).await;
-        let plan = c.sql("SELECT count(*) FROM weather WHERE region = 'east'").await.unwrap().create_physical_plan().await.unwrap();
+        let plan =
+            c.sql("SELECT count(*) FROM weather WHERE region = 'east'").await.unwrap().create_physical_plan().await.unwrap();
         let codec = TsFilePhysicalCodec::default();
         let bytes = physical_plan_to_bytes_with_extension_codec(plan, &codec).unwrap();
         let tag = b"tsfile-scan/1\0";
@@ -266,9 +288,13 @@ fn test_foreign_and_damaged_bytes_are_errors() {
             assert!(physical_plan_from_bytes_with_extension_codec(&bytes[..cut], &c.task_ctx(), &codec).is_err());
         }
         // Without our codec the extension node cannot be decoded.
-        let e = physical_plan_from_bytes_with_extension_codec(&bytes, &c.task_ctx(), &datafusion_proto::physical_plan::DefaultPhysicalExtensionCodec {})
-            .unwrap_err()
-            .to_string();
+        let e = physical_plan_from_bytes_with_extension_codec(
+            &bytes,
+            &c.task_ctx(),
+            &datafusion_proto::physical_plan::DefaultPhysicalExtensionCodec {},
+        )
+        .unwrap_err()
+        .to_string();
         assert!(!e.is_empty());
         // A logical codec hands foreign table providers to its inner codec (which refuses).
         let codec = TsFileLogicalCodec::default();
@@ -295,13 +321,19 @@ fn test_statistics_aggregate_travels_as_the_aggregation_it_replaced() {
         let decoded = physical_plan_from_bytes_with_extension_codec(&bytes, &remote.task_ctx(), &codec).unwrap();
         // The receiver runs the partial aggregation over the scan it replaced.
         let text = display(&decoded);
-        assert!(!text.contains("StatisticsAggregateExec") && text.contains("AggregateExec: mode=Partial") && text.contains("DataSourceExec"), "{text}");
+        assert!(
+            !text.contains("StatisticsAggregateExec")
+                && text.contains("AggregateExec: mode=Partial")
+                && text.contains("DataSourceExec"),
+            "{text}"
+        );
         let local = collect(plan, c.task_ctx()).await.unwrap();
         let there = collect(decoded, remote.task_ctx()).await.unwrap();
         let (a, b) = (rows_of(&local), rows_of(&there));
         assert_eq!(a.len(), 5);
         // Counts and integer sums are exact on both sides (averages differ in the last bits).
-        let exact = |r: &Vec<Vec<String>>| r.iter().map(|row| (row[0].clone(), row[1].clone(), row[3].clone())).collect::<Vec<_>>();
+        let exact =
+            |r: &Vec<Vec<String>>| r.iter().map(|row| (row[0].clone(), row[1].clone(), row[3].clone())).collect::<Vec<_>>();
         assert_eq!(exact(&a), exact(&b));
     });
 }

@@ -9,8 +9,8 @@ use arrow_array::types::{Float64Type, Int32Type, Int64Type, TimestampMillisecond
 use arrow_array::{Array, RecordBatch};
 use bytes::Bytes;
 use datafusion_tsfile::format::DeviceId;
-use object_store::ObjectStoreExt;
 use datafusion_tsfile::{TableRead, TsFile, TsFileOptions};
+use object_store::ObjectStoreExt;
 use serde_json::Value;
 
 use crate::common::repo_path;
@@ -56,8 +56,16 @@ fn test_sample_matches_generator_facts() {
         let t = b.column(0).as_primitive::<TimestampMillisecondType>();
         tmin = tmin.min(arrow_arith::aggregate::min(t).unwrap());
         tmax = tmax.max(arrow_arith::aggregate::max(t).unwrap());
-        energy += b.column_by_name("energy_wh").unwrap().as_primitive::<Int64Type>().values().iter().map(|&v| i128::from(v)).sum::<i128>();
-        pressure += b.column_by_name("pressure").unwrap().as_primitive::<Int32Type>().values().iter().map(|&v| i64::from(v)).sum::<i64>();
+        energy += b
+            .column_by_name("energy_wh")
+            .unwrap()
+            .as_primitive::<Int64Type>()
+            .values()
+            .iter()
+            .map(|&v| i128::from(v))
+            .sum::<i128>();
+        pressure +=
+            b.column_by_name("pressure").unwrap().as_primitive::<Int32Type>().values().iter().map(|&v| i64::from(v)).sum::<i64>();
         online += b.column_by_name("online").unwrap().as_boolean().true_count();
         for &v in b.column_by_name("temperature").unwrap().as_primitive::<Float64Type>().values().iter() {
             temp_min = temp_min.min(v);

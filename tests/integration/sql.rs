@@ -54,7 +54,11 @@ fn test_sql_conformance_every_table() {
                 let want: Vec<Vec<Value>> = lines.map(|l| serde_json::from_str(l).unwrap()).collect();
                 let cols: Vec<&Value> = header["columns"].as_array().unwrap().iter().collect();
                 let names: Vec<String> = cols.iter().map(|c| quote(c["name"].as_str().unwrap())).collect();
-                let tags: Vec<String> = cols.iter().filter(|c| c["category"] == "TAG").map(|c| format!("{} NULLS FIRST", quote(c["name"].as_str().unwrap()))).collect();
+                let tags: Vec<String> = cols
+                    .iter()
+                    .filter(|c| c["category"] == "TAG")
+                    .map(|c| format!("{} NULLS FIRST", quote(c["name"].as_str().unwrap())))
+                    .collect();
                 let mut order = tags.clone();
                 order.push(names[0].clone());
                 let sql = format!("SELECT {} FROM t ORDER BY {}", names.join(", "), order.join(", "));
@@ -138,7 +142,9 @@ pub(crate) fn count_rows(b: &[RecordBatch]) -> usize {
 fn test_sql_pruning_metrics_on_sample() {
     block_on(async {
         let c = ctx(2);
-        register_tsfile(&c, "w", &[repo_path("data/sample.tsfile").to_str().unwrap()], TsFileReadOptions::default()).await.unwrap();
+        register_tsfile(&c, "w", &[repo_path("data/sample.tsfile").to_str().unwrap()], TsFileReadOptions::default())
+            .await
+            .unwrap();
         // A tag predicate reads only that device.
         let (b, plan) = run(&c, "SELECT time, temperature FROM w WHERE device = 'ws-central-0-0'").await;
         assert_eq!(count_rows(&b), 3524);
@@ -186,7 +192,9 @@ fn test_sql_page_pruning_on_multi_page_file() {
 fn test_sql_count_star_and_min_max_from_statistics() {
     block_on(async {
         let c = ctx(2);
-        register_tsfile(&c, "w", &[repo_path("data/sample.tsfile").to_str().unwrap()], TsFileReadOptions::default()).await.unwrap();
+        register_tsfile(&c, "w", &[repo_path("data/sample.tsfile").to_str().unwrap()], TsFileReadOptions::default())
+            .await
+            .unwrap();
         let (b, plan) = run(&c, "SELECT count(*), min(time), max(time), max(energy_wh) FROM w").await;
         assert_eq!(cell(b[0].column(0), 0), serde_json::json!(1006239));
         let text = datafusion::physical_plan::displayable(plan.as_ref()).indent(true).to_string();
@@ -214,7 +222,9 @@ fn test_sql_pushdown_on_off_same_results() {
         let c = ctx(2);
         let p = path.to_str().unwrap();
         register_tsfile(&c, "on", &[p], TsFileReadOptions::default().with_time_unit(TimeUnit::Raw)).await.unwrap();
-        register_tsfile(&c, "off", &[p], TsFileReadOptions::default().with_time_unit(TimeUnit::Raw).with_pruning(false)).await.unwrap();
+        register_tsfile(&c, "off", &[p], TsFileReadOptions::default().with_time_unit(TimeUnit::Raw).with_pruning(false))
+            .await
+            .unwrap();
         let (t0, t1) = (1_704_067_200_432i64, 1_704_292_139_991i64);
         let mut rng = Lcg(42);
         let regions = ["central", "east", "north", "south", "west", "nowhere"];
@@ -363,9 +373,13 @@ fn test_sql_time_range_decodes_only_overlapping_pages() {
 fn test_sql_encrypted_files_without_keys() {
     let dir = repo_path("tests/data/encrypted");
     block_on(async {
-        for (name, readable) in
-            [("aes128_level1", true), ("sm4128_level1", true), ("aes128_level2", false), ("cpp_flag_level2_nokey", false), ("plain", true)]
-        {
+        for (name, readable) in [
+            ("aes128_level1", true),
+            ("sm4128_level1", true),
+            ("aes128_level2", false),
+            ("cpp_flag_level2_nokey", false),
+            ("plain", true),
+        ] {
             let c = ctx(1);
             let p = dir.join(format!("{name}.tsfile"));
             register_tsfile(&c, "t", &[p.to_str().unwrap()], TsFileReadOptions::default()).await.unwrap();
@@ -401,7 +415,8 @@ fn test_statistics_of_same_shaped_tables_in_one_file_stay_apart() {
         columns: vec![("v".into(), INT64, (0..rows).map(|i| Some(Val::I64(base + i))).collect())],
     };
     let table = |name: &str| Table { name: name.into(), tags: vec!["id".into()], fields: vec![("v".into(), INT64)] };
-    let bytes = write_tsfile(&[dev("a", "d1", 10, 0), dev("b", "d1", 25, 100), dev("b", "d2", 25, 500)], &[table("a"), table("b")], 8);
+    let bytes =
+        write_tsfile(&[dev("a", "d1", 10, 0), dev("b", "d1", 25, 100), dev("b", "d2", 25, 500)], &[table("a"), table("b")], 8);
     let path = std::env::temp_dir().join(format!("tsfile-two-tables-{}.tsfile", std::process::id()));
     std::fs::write(&path, bytes).unwrap();
     block_on(async {
@@ -459,7 +474,9 @@ fn test_ranges_cut_anywhere_read_every_device_once() {
                 .collect();
             let source = format.file_source(TableSchema::from(schema.clone()));
             let config = FileScanConfigBuilder::new(ObjectStoreUrl::local_filesystem(), source).with_file_groups(groups).build();
-            let parts = datafusion::physical_plan::collect_partitioned(DataSourceExec::from_data_source(config), c.task_ctx()).await.unwrap();
+            let parts = datafusion::physical_plan::collect_partitioned(DataSourceExec::from_data_source(config), c.task_ctx())
+                .await
+                .unwrap();
             let (mut rows, mut owner) = (0usize, HashMap::<String, usize>::new());
             for (p, batches) in parts.iter().enumerate() {
                 for b in batches {

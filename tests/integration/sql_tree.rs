@@ -68,7 +68,8 @@ fn test_sql_tree_conformance_every_device() {
                     let mut lines = text.lines();
                     let header: Value = serde_json::from_str(lines.next().unwrap()).unwrap();
                     let want: Vec<Vec<Value>> = lines.map(|l| serde_json::from_str(l).unwrap()).collect();
-                    let cols: Vec<String> = header["columns"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap().to_string()).collect();
+                    let cols: Vec<String> =
+                        header["columns"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap().to_string()).collect();
                     let sql = format!("SELECT * FROM t WHERE device = {} ORDER BY time", sql_str(dev));
                     let batches = match c.sql(&sql).await {
                         Ok(df) => df.collect().await,
@@ -122,7 +123,8 @@ fn test_sql_tree_conformance_every_device() {
                         for (i, gv) in g.iter().enumerate() {
                             if i != device_col && !pos.contains(&Some(i)) && !gv.is_null() {
                                 mismatches += 1;
-                                report.push(format!("{name}/{dev} row {r}: '{}' = {gv}, the device has no such series", names[i]));
+                                report
+                                    .push(format!("{name}/{dev} row {r}: '{}' = {gv}, the device has no such series", names[i]));
                             }
                         }
                     }
@@ -172,7 +174,8 @@ fn test_sql_tree_levels_schema_provider_and_table_choice() {
 
         // Several path prefixes and no `table` option: the error lists them.
         let c = ctx(1);
-        let err = register_tsfile(&c, "x", &[groups.to_str().unwrap()], TsFileReadOptions::default()).await.unwrap_err().to_string();
+        let err =
+            register_tsfile(&c, "x", &[groups.to_str().unwrap()], TsFileReadOptions::default()).await.unwrap_err().to_string();
         assert!(err.contains("several tables") && err.contains("root.plant.line1"), "{err}");
         // The schema provider lists every prefix.
         let names = register_tsfile_schema(&c, "tsf", groups.to_str().unwrap(), TsFileReadOptions::default()).await.unwrap();
@@ -414,7 +417,14 @@ fn test_sql_tree_aligned_devices_and_mixed_model_file() {
         let names = register_tsfile_schema(&c, "m", &p, plain_opts()).await.unwrap();
         assert_eq!(names, vec!["root.sg", "t1"]);
         let (b, _) = run(&c, "SELECT id, time, v FROM m.t1 ORDER BY time").await;
-        assert_eq!(rows_of(&b), vec![vec![Value::from("a"), 1.into(), 7.into()], vec![Value::from("a"), 2.into(), Value::Null], vec![Value::from("a"), 3.into(), 9.into()]]);
+        assert_eq!(
+            rows_of(&b),
+            vec![
+                vec![Value::from("a"), 1.into(), 7.into()],
+                vec![Value::from("a"), 2.into(), Value::Null],
+                vec![Value::from("a"), 3.into(), 9.into()]
+            ]
+        );
         let err = register_tsfile(&c, "x", &[&p], plain_opts()).await.unwrap_err().to_string();
         assert!(err.contains("several tables") && err.contains("root.sg") && err.contains("t1"), "{err}");
         // The aligned tree device: one row per time-column row, nulls kept.
@@ -441,7 +451,8 @@ fn test_sql_tree_aligned_devices_and_mixed_model_file() {
         for r in &got {
             let t = r[0].as_i64().unwrap();
             assert_eq!(r[1], if t % 2 == 0 && t < 40 { Value::from(100 + t / 2) } else { Value::Null }, "t={t}");
-            let s3 = if t % 3 == 0 && t < 45 { Value::from(format!("f64:{:016x}", (t as f64 / 6.0).to_bits())) } else { Value::Null };
+            let s3 =
+                if t % 3 == 0 && t < 45 { Value::from(format!("f64:{:016x}", (t as f64 / 6.0).to_bits())) } else { Value::Null };
             assert_eq!(r[2], s3, "t={t}");
         }
         // Value pruning on the aligned device uses its chunk-group and page statistics.
@@ -519,7 +530,9 @@ fn test_sql_tree_reads_across_byte_range_splits() {
         let r = &rows_of(&b)[0];
         assert_eq!(r[1].as_i64(), Some(300));
         let c1 = ctx(1);
-        register_tsfile(&c1, "t", &[path.to_str().unwrap()], TsFileReadOptions::default().with_table("root.fleet")).await.unwrap();
+        register_tsfile(&c1, "t", &[path.to_str().unwrap()], TsFileReadOptions::default().with_table("root.fleet"))
+            .await
+            .unwrap();
         let (b1, _) = run(&c1, "SELECT count(*) FROM t").await;
         assert_eq!(r[0], rows_of(&b1)[0][0]);
     });

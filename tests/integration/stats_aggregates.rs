@@ -13,8 +13,8 @@ use datafusion::arrow::util::display::array_value_to_string;
 use datafusion::physical_plan::{displayable, ExecutionPlan};
 use datafusion::prelude::SessionContext;
 use datafusion_tsfile::arrow::schema::CATEGORY_KEY;
-use datafusion_tsfile::format::Encoding;
 use datafusion_tsfile::datafusion::{register_tsfile, register_tsfile_schema, TsFileReadOptions};
+use datafusion_tsfile::format::Encoding;
 
 use crate::common::{file_path, manifest, manifest_files, repo_path};
 use crate::sql::{block_on, count_rows, ctx, metric_of, quote, run};
@@ -232,7 +232,9 @@ fn test_statistics_aggregates_on_sample_read_no_page() {
 fn test_statistics_aggregates_not_taken_where_rows_are_filtered_or_values_needed() {
     block_on(async {
         let c = ctx(2);
-        register_tsfile(&c, "w", &[repo_path("data/sample.tsfile").to_str().unwrap()], TsFileReadOptions::default()).await.unwrap();
+        register_tsfile(&c, "w", &[repo_path("data/sample.tsfile").to_str().unwrap()], TsFileReadOptions::default())
+            .await
+            .unwrap();
         for sql in [
             "SELECT avg(temperature) FROM w WHERE time > to_timestamp_millis(1704100000000)",
             "SELECT avg(temperature) FROM w WHERE device = 'ws-central-0-0'",
@@ -250,9 +252,14 @@ fn test_statistics_aggregates_not_taken_where_rows_are_filtered_or_values_needed
         // The option turns it off; on, a plain aggregation takes it.
         let sql = "SELECT avg(temperature), sum(energy_wh) FROM w";
         assert!(uses_statistics(&run(&c, sql).await.1));
-        register_tsfile(&c, "w_off", &[repo_path("data/sample.tsfile").to_str().unwrap()], TsFileReadOptions::default().with_statistics_aggregates(false))
-            .await
-            .unwrap();
+        register_tsfile(
+            &c,
+            "w_off",
+            &[repo_path("data/sample.tsfile").to_str().unwrap()],
+            TsFileReadOptions::default().with_statistics_aggregates(false),
+        )
+        .await
+        .unwrap();
         assert!(!uses_statistics(&run(&c, &sql.replace(" w", " w_off")).await.1));
     });
 }

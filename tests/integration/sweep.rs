@@ -170,8 +170,10 @@ fn read_altered(bytes: Bytes, pos: u64, plan: &Plan) -> Result<usize, TsFileErro
         for (i, d) in devices.iter().enumerate() {
             let series = r.series(d).ok();
             let t = target_of(schemas, &d.device);
-            let schema_changed =
-                t.table.as_ref().is_some_and(|n| schemas.iter().find(|s| &s.name == n) != plan.schemas.iter().find(|s| &s.name == n));
+            let schema_changed = t
+                .table
+                .as_ref()
+                .is_some_and(|n| schemas.iter().find(|s| &s.name == n) != plan.schemas.iter().find(|s| &s.name == n));
             let unchanged = same_list && plan.devices.get(i).is_some_and(|(pd, ps)| *pd == *d && *ps == series);
             if !unchanged || schema_changed {
                 targets.push(t);
@@ -284,10 +286,9 @@ fn test_sweep_truncations_and_flips_never_panic_hang_or_overallocate() {
                 results.insert(name, o);
             }
             Ok((name, Err(()))) => panic!("{name}: a read panicked (see the message above)"),
-            Err(_) => panic!(
-                "no file finished within {DEADLINE:?}: a read hangs (done: {:?})",
-                results.keys().collect::<Vec<_>>()
-            ),
+            Err(_) => {
+                panic!("no file finished within {DEADLINE:?}: a read hangs (done: {:?})", results.keys().collect::<Vec<_>>())
+            }
         }
     }
     let over: Vec<&String> = results.values().flat_map(|o| &o.over_bound).collect();

@@ -9,8 +9,8 @@ use arrow_array::RecordBatch;
 use bytes::Bytes;
 use datafusion_tsfile::arrow::schema::TimeUnit;
 use datafusion_tsfile::datafusion::{register_tsfile, TsFileMetadataFunc, TsFileReadOptions};
-use datafusion_tsfile::format::scan::scan_data_section;
 use datafusion_tsfile::format::chunk::ChunkHeaderSuffix;
+use datafusion_tsfile::format::scan::scan_data_section;
 use datafusion_tsfile::format::{DeviceId, Encoding, TsDataType, ValueStatistics};
 use datafusion_tsfile::{TsFile, TsFileError, TsFileOptions};
 use serde_json::{json, Value};
@@ -18,7 +18,9 @@ use serde_json::{json, Value};
 use crate::common::repo_path;
 use crate::conformance::cell;
 use crate::sql::{block_on, ctx, rows_of, run};
-use crate::writer_v3::{write_v3, Bloom, Dev, Layout, Series, V, BOOLEAN, DOUBLE, FLOAT, GZIP, INT32, INT64, LZ4, SNAPPY, TEXT, UNCOMPRESSED, ZSTD};
+use crate::writer_v3::{
+    write_v3, Bloom, Dev, Layout, Series, BOOLEAN, DOUBLE, FLOAT, GZIP, INT32, INT64, LZ4, SNAPPY, TEXT, UNCOMPRESSED, V, ZSTD,
+};
 
 const FIXTURE: &str = "tests/data/v3/v3TsFile.tsfile";
 
@@ -141,12 +143,15 @@ fn test_v3_fixture_library_values_and_metadata() {
     // d1's statistics agree with the values.
     let e1 = r.find_device(&DeviceId::from_strs(&["d1"])).unwrap().unwrap();
     let s1 = r.find_series(&e1, "s1").unwrap().unwrap();
-    assert_eq!((s1.data_type, s1.statistics.count, s1.statistics.start_time, s1.chunks[0].offset), (TsDataType::Float, 1, 10000, 11));
+    assert_eq!(
+        (s1.data_type, s1.statistics.count, s1.statistics.start_time, s1.chunks[0].offset),
+        (TsDataType::Float, 1, 10000, 11)
+    );
     assert_eq!(s1.statistics.values, ValueStatistics::Float { min: 5.0, max: 5.0, first: 5.0, last: 5.0, sum: 5.0 });
     let s2 = r.find_series(&e1, "s2").unwrap().unwrap();
     assert_eq!(s2.statistics.values, ValueStatistics::Int32 { min: 5, max: 5, first: 5, last: 5, sum: 5 });
     assert_eq!(r.read_chunk_header(11).unwrap().compression, 1); // SNAPPY
-    // The bloom filter (256 bits, 5 hash functions) holds the three series.
+                                                                 // The bloom filter (256 bits, 5 hash functions) holds the three series.
     let bf = md.bloom_filter.as_ref().unwrap();
     assert_eq!((bf.size_bits, bf.hash_functions), (256, 5));
     for (d, m) in [("d1", "s1"), ("d1", "s2"), ("d2", "s1")] {
@@ -197,9 +202,48 @@ fn test_v3_fixture_scan_and_metadata_function() {
         assert_eq!(
             rows_of(&b),
             [
-                vec![json!("d1"), json!("d1"), json!("s1"), json!("FIELD"), json!("FLOAT"), json!(false), json!("SNAPPY"), json!(1), json!(1), json!(10000), json!("5"), json!("5")],
-                vec![json!("d1"), json!("d1"), json!("s2"), json!("FIELD"), json!("INT32"), json!(false), json!("SNAPPY"), json!(1), json!(1), json!(10000), json!("5"), json!("5")],
-                vec![json!("d2"), json!("d2"), json!("s1"), json!("FIELD"), json!("TEXT"), json!(true), json!("LZ4"), json!(1), json!(0), json!(i64::MAX), Value::Null, Value::Null],
+                vec![
+                    json!("d1"),
+                    json!("d1"),
+                    json!("s1"),
+                    json!("FIELD"),
+                    json!("FLOAT"),
+                    json!(false),
+                    json!("SNAPPY"),
+                    json!(1),
+                    json!(1),
+                    json!(10000),
+                    json!("5"),
+                    json!("5")
+                ],
+                vec![
+                    json!("d1"),
+                    json!("d1"),
+                    json!("s2"),
+                    json!("FIELD"),
+                    json!("INT32"),
+                    json!(false),
+                    json!("SNAPPY"),
+                    json!(1),
+                    json!(1),
+                    json!(10000),
+                    json!("5"),
+                    json!("5")
+                ],
+                vec![
+                    json!("d2"),
+                    json!("d2"),
+                    json!("s1"),
+                    json!("FIELD"),
+                    json!("TEXT"),
+                    json!(true),
+                    json!("LZ4"),
+                    json!(1),
+                    json!(0),
+                    json!(i64::MAX),
+                    Value::Null,
+                    Value::Null
+                ],
             ]
         );
     });
@@ -270,8 +314,14 @@ fn nonaligned_devices() -> Vec<Dev> {
                 ("ratio".into(), FLOAT, (0..5).map(|i| (2001 + i * 3, V::F32(i as f32 / 4.0))).collect()),
             ],
         },
-        Dev::NonAligned { path: "root.other.x.y".into(), series: vec![("v".into(), INT32, vec![(5, V::I32(1)), (6, V::I32(2))])] },
-        Dev::NonAligned { path: "solo".into(), series: vec![("v".into(), INT64, vec![(1, V::I64(i64::MAX)), (2, V::I64(i64::MIN))])] },
+        Dev::NonAligned {
+            path: "root.other.x.y".into(),
+            series: vec![("v".into(), INT32, vec![(5, V::I32(1)), (6, V::I32(2))])],
+        },
+        Dev::NonAligned {
+            path: "solo".into(),
+            series: vec![("v".into(), INT64, vec![(1, V::I64(i64::MAX)), (2, V::I64(i64::MIN))])],
+        },
     ]
 }
 
@@ -304,7 +354,10 @@ fn test_v3_written_nonaligned_every_compression() {
         let bytes = write_v3(&devices, &layout);
         let f = TsFile::from_source(Box::new(Bytes::from(bytes)), format!("nonaligned-{codec}"), lib_opts()).unwrap();
         assert_eq!(f.tree_prefixes(), ["root.other.x", "root.sg", "solo"], "codec {codec}");
-        assert_eq!(f.devices("root.sg").unwrap(), [DeviceId::from_strs(&["root.sg", "d1"]), DeviceId::from_strs(&["root.sg", "d2"])]);
+        assert_eq!(
+            f.devices("root.sg").unwrap(),
+            [DeviceId::from_strs(&["root.sg", "d1"]), DeviceId::from_strs(&["root.sg", "d2"])]
+        );
         assert_eq!(f.devices("root.other.x").unwrap(), [DeviceId::from_strs(&["root.other.x", "y"])]);
         check_library(&f, &devices);
         // temperature: 17 points in chunks of 7 -> 3 chunks, pages of 3 -> 3 + 3 + 1 pages.
@@ -334,7 +387,8 @@ fn test_v3_written_nonaligned_every_compression() {
         assert_eq!(pages[2], [(0, 0, 0)]);
         assert_eq!(r.read_chunk_header(t.chunks[2].offset).unwrap().marker, 0x05);
         // A time range read.
-        let b = f.read_tree_device(&DeviceId::from_strs(&["root.sg", "d2"]), Some(&["ratio", "level"]), Some((2003, 2007))).unwrap();
+        let b =
+            f.read_tree_device(&DeviceId::from_strs(&["root.sg", "d2"]), Some(&["ratio", "level"]), Some((2003, 2007))).unwrap();
         assert_eq!(
             rows(&b),
             [
@@ -361,12 +415,16 @@ fn test_v3_written_aligned_devices_library_and_sql() {
         let r = f.structure();
         let al = r.find_device(&DeviceId::from_strs(&["root.sg", "al"])).unwrap().unwrap();
         let series = r.series(&al).unwrap();
-        let names: Vec<(&str, u8, usize)> = series.iter().map(|s| (s.measurement.as_str(), s.timeseries_type, s.chunks.len())).collect();
+        let names: Vec<(&str, u8, usize)> =
+            series.iter().map(|s| (s.measurement.as_str(), s.timeseries_type, s.chunks.len())).collect();
         assert_eq!(names, [("", 0x81, 3), ("a", 0x41, 3), ("b", 0x41, 3), ("c", 0x41, 3)]);
         assert!(series[0].is_aligned_time());
         // Column a's first chunk: pages of rows 0-2, 3-5 (all null: the empty page), 6.
         let a = r.read_chunk(series[1].chunks[0].offset).unwrap();
-        let empty: Vec<bool> = datafusion_tsfile::format::chunk::PageIter::new(&a.header, &a.data).unwrap().map(|p| p.unwrap().header.is_empty_value_page).collect();
+        let empty: Vec<bool> = datafusion_tsfile::format::chunk::PageIter::new(&a.header, &a.data)
+            .unwrap()
+            .map(|p| p.unwrap().header.is_empty_value_page)
+            .collect();
         assert_eq!(empty, [false, true, false]);
         let path = temp_file(&format!("aligned-{codec}"), &bytes);
         block_on(async {
@@ -382,7 +440,9 @@ fn test_v3_written_aligned_devices_library_and_sql() {
                     vec![json!("root.sg.d2"), json!(15), json!(0), json!(0), json!(0), json!(0)],
                 ]
             );
-            let (b, _) = run(&c, "SELECT time, a, b, c FROM t WHERE device = 'root.sg.al' AND time BETWEEN 110 AND 130 ORDER BY time").await;
+            let (b, _) =
+                run(&c, "SELECT time, a, b, c FROM t WHERE device = 'root.sg.al' AND time BETWEEN 110 AND 130 ORDER BY time")
+                    .await;
             assert_eq!(
                 rows_of(&b),
                 [
@@ -408,7 +468,15 @@ fn wide_devices(n: usize, name_pad: usize) -> Vec<Dev> {
             let m = if i == 5 { 40 } else { 1 + i % 4 };
             Dev::NonAligned {
                 path,
-                series: (0..m).map(|j| (format!("m{j:02}"), INT64, vec![(i as i64, V::I64((i * 100 + j) as i64)), (1_000_000, V::I64(-(j as i64)))])).collect(),
+                series: (0..m)
+                    .map(|j| {
+                        (
+                            format!("m{j:02}"),
+                            INT64,
+                            vec![(i as i64, V::I64((i * 100 + j) as i64)), (1_000_000, V::I64(-(j as i64)))],
+                        )
+                    })
+                    .collect(),
             }
         })
         .collect()
@@ -438,7 +506,16 @@ fn test_v3_written_index_with_internal_nodes() {
     let d5 = r.find_device(&DeviceId::from_strs(&["root.g2", "dev_005"])).unwrap().unwrap();
     for j in [0usize, 2, 3, 26, 39] {
         let s = r.find_series(&d5, &format!("m{j:02}")).unwrap().unwrap();
-        assert_eq!(s.statistics.values, ValueStatistics::Int64 { min: -(j as i64), max: 500 + j as i64, first: 500 + j as i64, last: -(j as i64), sum: 500.0 });
+        assert_eq!(
+            s.statistics.values,
+            ValueStatistics::Int64 {
+                min: -(j as i64),
+                max: 500 + j as i64,
+                first: 500 + j as i64,
+                last: -(j as i64),
+                sum: 500.0
+            }
+        );
     }
     assert!(r.find_series(&d5, "m40").unwrap().is_none());
     assert!(r.find_device(&DeviceId::from_strs(&["root.g2", "dev_006"])).unwrap().is_none());
@@ -464,7 +541,8 @@ fn test_v3_written_large_device_index_through_object_store() {
     block_on(async {
         let c = ctx(2);
         c.register_udtf("tsfile_metadata", Arc::new(TsFileMetadataFunc));
-        let (b, _) = run(&c, &format!("SELECT count(DISTINCT device), count(*), sum(point_count) FROM tsfile_metadata('{path}')")).await;
+        let (b, _) =
+            run(&c, &format!("SELECT count(DISTINCT device), count(*), sum(point_count) FROM tsfile_metadata('{path}')")).await;
         let series: usize = (0..1500).map(|i| if i == 5 { 40 } else { 1 + i % 4 }).sum();
         assert_eq!(rows_of(&b), [vec![json!(1500), json!(series), json!(series * 2)]]);
         register_tsfile(&c, "t", &[&path], sql_opts("root.g1")).await.unwrap();

@@ -90,10 +90,8 @@ fn test_java_wide_table_opens_through_the_library() {
     assert_eq!(schema.columns.len(), 210);
     let devices = f.devices(JAVA_TABLE).unwrap();
     assert_eq!(devices.len(), 100);
-    let device_tags: HashSet<Vec<String>> = devices
-        .iter()
-        .map(|d| d.segments().iter().skip(1).map(|s| s.clone().unwrap()).collect())
-        .collect();
+    let device_tags: HashSet<Vec<String>> =
+        devices.iter().map(|d| d.segments().iter().skip(1).map(|s| s.clone().unwrap()).collect()).collect();
     assert_eq!(device_tags.len(), 100);
     let batches: Vec<RecordBatch> = f.read_table(JAVA_TABLE, TableRead::default()).unwrap().map(|b| b.unwrap()).collect();
     check_java_rows(&rows(&batches), &device_tags);
@@ -186,7 +184,9 @@ fn wide_file(s: Shape) -> Vec<u8> {
                 segments,
                 times: (0..s.rows).map(|r| 1_000 + r as i64).collect(),
                 columns: (0..s.fields)
-                    .map(|f| (field_name(f), FIELD_TYPES[f % 4], (0..s.rows).map(|r| field_value(d, f, r).map(|v| v.0)).collect()))
+                    .map(|f| {
+                        (field_name(f), FIELD_TYPES[f % 4], (0..s.rows).map(|r| field_value(d, f, r).map(|v| v.0)).collect())
+                    })
                     .collect(),
             }
         })
@@ -240,7 +240,8 @@ fn check_wide(s: Shape, name: &str) {
 
     // Local path, SQL: counts and one field's sum.
     let int_field = field_name(0);
-    let want_count = (0..s.devices).flat_map(|d| (0..s.rows).map(move |r| (d, r))).filter(|&(d, r)| field_value(d, 0, r).is_some()).count();
+    let want_count =
+        (0..s.devices).flat_map(|d| (0..s.rows).map(move |r| (d, r))).filter(|&(d, r)| field_value(d, 0, r).is_some()).count();
     let sql = format!("SELECT count(*) AS n, count({f}) AS c FROM t", f = quote(&int_field));
     let local = block_on(async {
         let c = ctx(2);
@@ -287,7 +288,8 @@ fn check_wide(s: Shape, name: &str) {
         assert_eq!(got[0]["n"], (s.devices * s.rows).to_string());
         assert_eq!(got[0]["c"], want_count.to_string());
         let last = s.tags - 1;
-        let one = format!("SELECT * FROM m WHERE {} = '{}'", quote(&format!("tag{last}")), tag_value(s.devices - 1, last, s.tag_bytes));
+        let one =
+            format!("SELECT * FROM m WHERE {} = '{}'", quote(&format!("tag{last}")), tag_value(s.devices - 1, last, s.tag_bytes));
         let got = rows(&c.sql(&one).await.unwrap().collect().await.unwrap());
         assert_eq!(got.len(), s.rows);
         for row in &got {

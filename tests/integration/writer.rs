@@ -421,7 +421,11 @@ pub fn write_tsfile_sealed(devices: &[Device], tables: &[Table], page_points: us
     match sealing {
         Sealing::Legacy { level, algorithm, data_key, master, type_name } => {
             let key = if *level == 2 { seal::wrap_legacy_key(*algorithm, master, data_key).unwrap() } else { *data_key };
-            let props = [("encryptLevel", level.to_string()), ("encryptType", type_name.clone()), ("encryptKey", seal::key_property(&key))];
+            let props = [
+                ("encryptLevel", level.to_string()),
+                ("encryptType", type_name.clone()),
+                ("encryptKey", seal::key_property(&key)),
+            ];
             m.varint(props.len() as i32);
             for (k, v) in props {
                 m.var_str(k);

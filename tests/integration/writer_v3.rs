@@ -308,7 +308,8 @@ fn aligned(b: &mut Buf, layout: &Layout, times: &[i64], columns: &[Column], k: u
     let mut columns: Vec<&Column> = columns.iter().collect();
     columns.sort_by(|a, c| a.0.cmp(&c.0));
     for (name, ty, values) in columns {
-        let points = |rs: &[usize]| -> Vec<(i64, &V)> { rs.iter().filter_map(|&r| values[r].as_ref().map(|v| (times[r], v))).collect() };
+        let points =
+            |rs: &[usize]| -> Vec<(i64, &V)> { rs.iter().filter_map(|&r| values[r].as_ref().map(|v| (times[r], v))).collect() };
         let pages: Vec<Page> = part
             .chunks(layout.page_points)
             .map(|page| {

@@ -47,7 +47,8 @@ async fn main() -> ExitCode {
             }
         }
     }
-    let Some((host, port)) = args.scheduler.rsplit_once(':').and_then(|(h, p)| Some((h.to_string(), p.parse::<u16>().ok()?))) else {
+    let Some((host, port)) = args.scheduler.rsplit_once(':').and_then(|(h, p)| Some((h.to_string(), p.parse::<u16>().ok()?)))
+    else {
         eprintln!("tsfile-executor: --scheduler '{}': expected host:port", args.scheduler);
         return ExitCode::FAILURE;
     };

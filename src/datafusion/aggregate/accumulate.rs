@@ -243,6 +243,8 @@ mod tests {
         assert_eq!(lo.value(Func::Min, &DataType::Int32).unwrap(), ScalarValue::Int32(Some(-3)));
         assert_eq!(hi.value(Func::Max, &DataType::Int32).unwrap(), ScalarValue::Int32(Some(9)));
         // Extremes of different types cannot be compared: refused, not guessed.
-        assert!(!lo.add(Func::Min, Part { count: 1, int_sum: 0, float_sum: 0.0, extreme: Some(ScalarValue::Utf8(Some("a".into()))) }));
+        assert!(
+            !lo.add(Func::Min, Part { count: 1, int_sum: 0, float_sum: 0.0, extreme: Some(ScalarValue::Utf8(Some("a".into()))) })
+        );
     }
 }

@@ -24,14 +24,14 @@ use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricB
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PhysicalExpr, PlanProperties};
 use futures::{StreamExt, TryStreamExt};
-use tokio::sync::OnceCell;
 use object_store::ObjectStore;
+use tokio::sync::OnceCell;
 
 use super::accumulate::{column, Acc};
 use super::parts::device_part;
 use super::AggSpec;
-use crate::datafusion::file_scan::devices_in_range;
 use crate::datafusion::errors::df_err;
+use crate::datafusion::file_scan::devices_in_range;
 use crate::datafusion::metadata::MetadataCache;
 use crate::datafusion::options::TsFileReadOptions;
 
@@ -104,7 +104,6 @@ impl ExecutionPlan for StatisticsAggregateExec {
         "StatisticsAggregateExec"
     }
 
-
     fn properties(&self) -> &Arc<PlanProperties> {
         &self.properties
     }
@@ -114,7 +113,10 @@ impl ExecutionPlan for StatisticsAggregateExec {
         Vec::new()
     }
 
-    fn apply_expressions(&self, _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>) -> Result<TreeNodeRecursion> {
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
         Ok(TreeNodeRecursion::Continue)
     }
 
@@ -150,9 +152,10 @@ impl ExecutionPlan for StatisticsAggregateExec {
             let answer = answers.get_or_try_init(|| answer_all(&query, &store, &out_schema, &devices)).await?;
             match answer {
                 Some(batches) => {
-                    let batch = batches.get(partition).cloned().ok_or_else(|| {
-                        DataFusionError::Internal(format!("statistics aggregate: no partition {partition}"))
-                    })?;
+                    let batch = batches
+                        .get(partition)
+                        .cloned()
+                        .ok_or_else(|| DataFusionError::Internal(format!("statistics aggregate: no partition {partition}")))?;
                     Ok::<_, DataFusionError>(futures::stream::once(futures::future::ready(Ok(batch))).boxed())
                 }
                 None => {
@@ -227,7 +230,8 @@ async fn answer(
         let tmeta = meta.table(&table).map_err(|e| df_err(e.in_file(&file.object_meta.location)))?;
         let tag_order: Vec<&str> = tmeta.schema.tag_columns().map(|c| c.name.as_str()).collect();
         // DeviceID segment of each grouped TAG column (None: not a TAG of this file).
-        let segments: Vec<Option<usize>> = q.groups.iter().map(|g| tag_order.iter().position(|t| t == g).map(|p| p + 1)).collect();
+        let segments: Vec<Option<usize>> =
+            q.groups.iter().map(|g| tag_order.iter().position(|t| t == g).map(|p| p + 1)).collect();
         let range = file.range.as_ref().map(|r| (u64::try_from(r.start).unwrap_or(0), u64::try_from(r.end).unwrap_or(u64::MAX)));
         let owned = devices_in_range(tmeta.devices.iter().map(|d| d.first_offset), range);
         for i in owned {
@@ -266,19 +270,19 @@ fn to_batch(q: &StatisticsQuery, groups: BTreeMap<Key, Vec<Acc>>, schema: &Schem
         }
         let mut c = n_groups;
         for (spec, acc) in q.aggregates.iter().zip(accs) {
-            let values = if q.partial { acc.state(spec.func, &spec.types)? } else { vec![acc.value(spec.func, single(&spec.types)?)?] };
+            let values =
+                if q.partial { acc.state(spec.func, &spec.types)? } else { vec![acc.value(spec.func, single(&spec.types)?)?] };
             for v in values {
-                let col = columns.get_mut(c).ok_or_else(|| DataFusionError::Internal("statistics aggregate: more values than columns".into()))?;
+                let col = columns
+                    .get_mut(c)
+                    .ok_or_else(|| DataFusionError::Internal("statistics aggregate: more values than columns".into()))?;
                 col.push(v);
                 c += 1;
             }
         }
     }
-    let arrays = columns
-        .into_iter()
-        .zip(schema.fields())
-        .map(|(values, f)| column(values, f.data_type()))
-        .collect::<Result<Vec<_>>>()?;
+    let arrays =
+        columns.into_iter().zip(schema.fields()).map(|(values, f)| column(values, f.data_type())).collect::<Result<Vec<_>>>()?;
     Ok(RecordBatch::try_new(schema.clone(), arrays)?)
 }
 

@@ -80,7 +80,11 @@ fn field_part(func: Func, s: &Statistics, ty: &DataType) -> Option<Part> {
                 (ValueStatistics::Float { .. } | ValueStatistics::Double { .. }, _) => return None,
                 _ => {
                     let (lo, hi) = value_min_max(s, ty);
-                    if want_min { lo? } else { hi? }
+                    if want_min {
+                        lo?
+                    } else {
+                        hi?
+                    }
                 }
             };
             extreme(count, v)
@@ -118,7 +122,8 @@ mod tests {
         assert_eq!(field_part(Func::Min, &ok, &DataType::Float64).unwrap().extreme, Some(ScalarValue::Float64(Some(-1.5))));
         for bad in [double(-1.0, 2.0, f64::NAN), double(-1.0, 2.0, f64::INFINITY), double(-1.0, 2.0, f64::NEG_INFINITY)] {
             let s = stats(3, bad);
-            let refused = field_part(Func::Min, &s, &DataType::Float64).is_none() || field_part(Func::Max, &s, &DataType::Float64).is_none();
+            let refused = field_part(Func::Min, &s, &DataType::Float64).is_none()
+                || field_part(Func::Max, &s, &DataType::Float64).is_none();
             assert!(refused, "{s:?}");
         }
         // Sums and averages of a NaN series are not answered either.

@@ -233,17 +233,28 @@ fn aggregate_spec(a: &AggregateFunctionExpr, partial: bool, columns: &ScanColumn
         (Func::Count, _, _) => true,
         (_, Arg::Rows | Arg::Nothing, _) => false,
         (Func::Sum, Arg::Field(..), Some(t)) => {
-            matches!((t, &arg_type), (DataType::Int32 | DataType::Int64, DataType::Int64) | (DataType::Float32 | DataType::Float64, DataType::Float64))
+            matches!(
+                (t, &arg_type),
+                (DataType::Int32 | DataType::Int64, DataType::Int64) | (DataType::Float32 | DataType::Float64, DataType::Float64)
+            )
         }
         (Func::Avg, Arg::Field(..), Some(t)) => {
-            matches!(t, DataType::Int32 | DataType::Int64 | DataType::Float32 | DataType::Float64) && arg_type == DataType::Float64
+            matches!(t, DataType::Int32 | DataType::Int64 | DataType::Float32 | DataType::Float64)
+                && arg_type == DataType::Float64
         }
         (Func::Min | Func::Max, Arg::Time(..), _) => true,
         (Func::Min | Func::Max, Arg::Field(..), Some(t)) => {
             arg_type == *t
                 && matches!(
                     t,
-                    DataType::Int32 | DataType::Int64 | DataType::Float32 | DataType::Float64 | DataType::Date32 | DataType::Boolean | DataType::Utf8 | DataType::Timestamp(..)
+                    DataType::Int32
+                        | DataType::Int64
+                        | DataType::Float32
+                        | DataType::Float64
+                        | DataType::Date32
+                        | DataType::Boolean
+                        | DataType::Utf8
+                        | DataType::Timestamp(..)
                 )
         }
         _ => false,

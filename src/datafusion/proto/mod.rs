@@ -142,7 +142,13 @@ impl LogicalExtensionCodec for TsFileLogicalCodec {
         self.inner.try_encode(node, buf)
     }
 
-    fn try_decode_table_provider(&self, buf: &[u8], table_ref: &TableReference, schema: SchemaRef, ctx: &TaskContext) -> Result<Arc<dyn TableProvider>> {
+    fn try_decode_table_provider(
+        &self,
+        buf: &[u8],
+        table_ref: &TableReference,
+        schema: SchemaRef,
+        ctx: &TaskContext,
+    ) -> Result<Arc<dyn TableProvider>> {
         let Some(body) = untag(buf, TABLE_TAG) else {
             return self.inner.try_decode_table_provider(buf, table_ref, schema, ctx);
         };
@@ -160,7 +166,12 @@ impl LogicalExtensionCodec for TsFileLogicalCodec {
         Ok(Arc::new(table))
     }
 
-    fn try_encode_table_provider(&self, table_ref: &TableReference, node: Arc<dyn TableProvider>, buf: &mut Vec<u8>) -> Result<()> {
+    fn try_encode_table_provider(
+        &self,
+        table_ref: &TableReference,
+        node: Arc<dyn TableProvider>,
+        buf: &mut Vec<u8>,
+    ) -> Result<()> {
         let Some(table) = node.downcast_ref::<TsFileTable>() else {
             return self.inner.try_encode_table_provider(table_ref, node, buf);
         };
@@ -209,7 +220,12 @@ impl TsFilePhysicalCodec {
 
     process_state_builders!("scan");
 
-    fn decode_scan(&self, body: &[u8], ctx: &TaskContext, converter: &dyn PhysicalProtoConverterExtension) -> Result<Arc<dyn ExecutionPlan>> {
+    fn decode_scan(
+        &self,
+        body: &[u8],
+        ctx: &TaskContext,
+        converter: &dyn PhysicalProtoConverterExtension,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
         let node = ScanNode::decode(body).map_err(|e| proto_err("scan", e))?;
         let base = node.base.as_ref().ok_or_else(|| proto_err("scan", "no file scan configuration"))?;
         let table_schema = parse_table_schema_from_proto(base)?;
@@ -240,7 +256,12 @@ impl PhysicalExtensionCodec for TsFilePhysicalCodec {
         }
     }
 
-    fn try_encode(&self, node: Arc<dyn ExecutionPlan>, buf: &mut Vec<u8>, converter: &dyn PhysicalProtoConverterExtension) -> Result<()> {
+    fn try_encode(
+        &self,
+        node: Arc<dyn ExecutionPlan>,
+        buf: &mut Vec<u8>,
+        converter: &dyn PhysicalProtoConverterExtension,
+    ) -> Result<()> {
         self.inner.try_encode(node, buf, converter)
     }
 

@@ -99,9 +99,9 @@ pub(crate) fn encode_scan(
         options: options_to_wire(options),
     };
     Ok(protobuf::PhysicalPlanNode {
-        physical_plan_type: Some(protobuf::physical_plan_node::PhysicalPlanType::Extension(
-            protobuf::PhysicalExtensionNode { node: tagged(SCAN_TAG, &node), inputs: Vec::new() },
-        )),
+        physical_plan_type: Some(protobuf::physical_plan_node::PhysicalPlanType::Extension(protobuf::PhysicalExtensionNode {
+            node: tagged(SCAN_TAG, &node),
+            inputs: Vec::new(),
+        })),
     })
 }
-
