@@ -342,7 +342,7 @@ mod tests {
 
     #[test]
     fn rates_are_whole_rows() {
-        assert_eq!(rate_text(2_971_402.1642), "2,971,402 rows/s");
+        assert_eq!(rate_text(2_971_402.164_2), "2,971,402 rows/s");
         assert_eq!(rate_text(0.4), "0 rows/s");
         assert_eq!(rate_text(f64::NAN), "0 rows/s");
         assert_eq!(rate_text(f64::INFINITY), "0 rows/s");

@@ -82,7 +82,7 @@ fn expand(tree: &str) -> Vec<String> {
         }
     }
     items.push(&inner[start..]);
-    items.into_iter().filter(|s| !s.trim().is_empty()).flat_map(|s| expand(s)).map(|s| format!("{prefix}{s}")).collect()
+    items.into_iter().filter(|s| !s.trim().is_empty()).flat_map(expand).map(|s| format!("{prefix}{s}")).collect()
 }
 
 /// Every `crate::…` / `super::…` path of a file's code, as segment lists (absolute).
