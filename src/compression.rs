@@ -50,6 +50,7 @@ use crate::format::Compression;
 /// Returns [`TsFileError::Decompress`] (naming the codec) when the input is not a valid
 /// stream for `codec`, or when it does not decompress to exactly `uncompressed_size` bytes.
 /// See [`decompress_into`] to reuse an output buffer.
+#[cfg(any(test, feature = "experimental"))]
 pub fn decompress(codec: Compression, input: &[u8], uncompressed_size: usize) -> Result<Vec<u8>> {
     let mut out = Vec::new();
     decompress_into(codec, input, uncompressed_size, &mut out)?;

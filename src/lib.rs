@@ -1,36 +1,58 @@
 //! # datafusion-tsfile
 //!
-//! A reader for Apache TsFile v4 files.
+//! A reader for Apache TsFile files (version 4, and version 3 as written by IoTDB 1.x), with
+//! SQL through Apache DataFusion.
 //!
-//! Layers, from bytes up (a lower layer never imports a higher one):
+//! The public API:
 //!
-//! * [`format`] — bytes → structs: primitives, tail, metadata, index, statistics, chunk and
-//!   page headers. Synchronous, no Arrow.
-//! * [`crypto`] — encrypted pages: scheme detection, user keys, page decryption.
-//! * [`compression`] and [`encoding`] — page bytes → typed values.
-//! * [`read`] — pages and chunks → typed columns with nulls.
-//! * [`arrow`] — TsFile types → Arrow schema and arrays.
-//! * [`file`] — [`TsFile`]: open a file and read tables and devices as `RecordBatch`es.
-//! * `io` — async range reads from an `object_store` (feature `object_store`).
-//! * `datafusion` — `FileFormat`, scan, pruning and `TableProvider` (feature `datafusion`).
+//! * [`TsFile`] — open a file and read tables and tree-model devices as `RecordBatch`es
+//!   ([`TableRead`], [`TsFileOptions`], [`ReadOptions`], [`DecodeOptions`]);
+//! * [`datafusion`] — the `FileFormat` (`STORED AS TSFILE`), the `TableProvider`, registration
+//!   helpers, the `tsfile_metadata` table function and plan codecs (feature `datafusion`);
+//! * [`format`](mod@format) — the file's structure: head and tail, TsFileMetadata, the metadata index,
+//!   statistics, chunk and page headers, a forward scan (synchronous, no Arrow);
+//! * [`arrow`] — the TsFile → Arrow type mapping; [`crypto`] — keys for encrypted files;
+//! * [`TsFileError`] — the one error type.
+//!
+//! Internal layers, public only with the feature `experimental` (no stability promise):
+//! `compression` and `encoding` (page bytes → typed values), `read` (pages and chunks → typed
+//! columns with nulls) and `io` (async range reads from an `object_store`). A lower layer
+//! never imports a higher one; ARCHITECTURE.md has the table.
 #![warn(missing_docs)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+/// An internal layer: a public module with the feature `experimental` (benches, fuzz targets,
+/// tools that decode pages themselves; no stability promise), private to the crate otherwise.
+macro_rules! internal_layer {
+    ($(#[$attr:meta])* mod $name:ident;) => {
+        $(#[$attr])*
+        #[cfg(feature = "experimental")]
+        pub mod $name;
+        $(#[$attr])*
+        #[cfg(not(feature = "experimental"))]
+        pub(crate) mod $name;
+    };
+}
+
 pub mod arrow;
-pub mod compression;
+internal_layer! { mod compression; }
 pub mod crypto;
 #[cfg(feature = "datafusion")]
 pub mod datafusion;
-pub mod encoding;
+internal_layer! { mod encoding; }
 pub mod error;
-pub mod file;
+mod file;
 pub mod format;
-#[cfg(feature = "object_store")]
-pub mod io;
-pub mod read;
+internal_layer! {
+    #[cfg(feature = "object_store")]
+    mod io;
+}
+internal_layer! { mod read; }
 
+pub use encoding::{DecodeOptions, SprintzProduct, WriterLayout};
 pub use error::{Result, TsFileError};
 pub use file::{TableBatches, TableRead, TsFile, TsFileOptions};
+pub use read::ReadOptions;
 
 /// The README's Rust examples, compiled as doc tests.
 #[cfg(doctest)]

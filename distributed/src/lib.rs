@@ -46,7 +46,7 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion_proto::logical_plan::LogicalExtensionCodec;
 use datafusion_proto::physical_plan::PhysicalExtensionCodec;
 use datafusion_tsfile::crypto::EncryptionKeys;
-use datafusion_tsfile::datafusion::metadata::MetadataCache;
+use datafusion_tsfile::datafusion::MetadataCache;
 use datafusion_tsfile::datafusion::{register_tsfile_format, TsFileLogicalCodec, TsFilePhysicalCodec};
 
 #[doc(no_inline)]

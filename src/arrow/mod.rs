@@ -1,7 +1,7 @@
 //! TsFile schemas and decoded columns → Arrow.
 //!
 //! * [`schema`]: the type mapping and table schemas;
-//! * [`array`]: building arrays from decoded buffers (zero-copy for primitives);
+//! * [`array`](mod@array): building arrays from decoded buffers (zero-copy for primitives);
 //! * [`batch`]: assembling record batches of a decoded chunk group.
 
 pub mod array;

@@ -19,6 +19,7 @@ pub mod aead;
 pub mod keys;
 pub mod legacy;
 pub mod provider;
+#[cfg(any(test, feature = "test-util"))]
 pub mod seal;
 
 use std::sync::Arc;

@@ -11,41 +11,43 @@
 //! # Ok(()) }
 //! ```
 //!
-//! * [`format`]: `TsFileFormat` / `TsFileFormatFactory` (`STORED AS TSFILE`), schema
-//!   inference and merging, exact statistics;
-//! * [`source`] and [`opener`]: the scan (projection, pruning, byte-range splits);
-//! * [`aggregate`]: aggregations answered from statistics (a physical optimizer rule);
-//! * [`pruning`]: statistics of devices, chunk groups and pages as `PruningStatistics`;
-//! * [`metadata`]: the per-file footer cache; [`metrics`]: `EXPLAIN ANALYZE` counters;
-//! * [`table`]: `TsFileTable` and registration helpers; [`options`]: table options;
-//! * [`tree`]: tree-model TsFiles as tables (one per path prefix, "align by device");
-//! * [`metadata_fn`]: the `tsfile_metadata('path')` table function;
-//! * [`table_options`]: the `tsfile.` option namespace (`OPTIONS ('tsfile.table' 't')`);
-//! * `proto` (feature `proto`): codecs that carry TsFile tables and scans in serialized
-//!   plans (Ballista, datafusion-distributed).
+//! * [`TsFileFormat`] / [`TsFileFormatFactory`] (`STORED AS TSFILE`): schema inference and
+//!   merging, exact statistics; [`TsFileSource`]: the scan (projection, pruning of devices,
+//!   chunk groups and pages by tags, time and value statistics, byte-range splits);
+//! * [`TsFileTable`], [`TsFileTableFactory`] and the `register_*` helpers; [`TsFileReadOptions`]
+//!   and the `tsfile.` option namespace [`TsFileTableOptions`] (`OPTIONS ('tsfile.table' 't')`);
+//!   tree-model files are tables too (one per path prefix, "align by device");
+//! * [`TsFileStatisticsAggregate`]: a physical optimizer rule answering aggregations from
+//!   statistics ([`StatisticsAggregateExec`]);
+//! * [`MetadataCache`]: the footer cache; [`TsFileScanMetrics`]: `EXPLAIN ANALYZE` counters;
+//! * [`TsFileMetadataFunc`]: the `tsfile_metadata('path')` table function;
+//! * `TsFileLogicalCodec` / `TsFilePhysicalCodec` (feature `proto`): codecs that carry TsFile
+//!   tables and scans in serialized plans (Ballista, datafusion-distributed).
 
-pub mod aggregate;
+mod aggregate;
 mod errors;
 mod file_scan;
-pub mod format;
-pub mod metadata;
-pub mod metadata_fn;
-pub mod metrics;
-pub mod opener;
-pub mod options;
+mod format;
+mod metadata;
+mod metadata_fn;
+mod metrics;
+mod opener;
+mod options;
 #[cfg(feature = "proto")]
-pub mod proto;
-pub mod pruning;
-pub mod source;
-pub mod table;
-pub mod table_options;
-pub mod time_bounds;
-pub mod tree;
+mod proto;
+mod pruning;
+mod source;
+mod table;
+mod table_options;
+mod time_bounds;
+mod tree;
 mod tree_scan;
 
 pub use aggregate::{StatisticsAggregateExec, TsFileStatisticsAggregate};
-pub use format::{TsFileFormat, TsFileFormatFactory};
-pub use metadata_fn::TsFileMetadataFunc;
+pub use format::{TsFileFormat, TsFileFormatFactory, TSFILE_EXTENSION};
+pub use metadata::MetadataCache;
+pub use metadata_fn::{TsFileMetadataFunc, TsFileMetadataTable};
+pub use metrics::TsFileScanMetrics;
 pub use options::{TreeMixedTypes, TsFileReadOptions};
 #[cfg(feature = "proto")]
 pub use proto::{TsFileLogicalCodec, TsFilePhysicalCodec};

@@ -49,6 +49,7 @@ impl<'a> BitReader<'a> {
     }
 
     /// Skip to the next byte boundary (no-op when already aligned).
+    #[cfg(any(test, feature = "experimental"))]
     #[inline]
     pub fn align_to_byte(&mut self) {
         self.pos = self.bytes_consumed().saturating_mul(8).min(self.len);

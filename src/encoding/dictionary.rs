@@ -21,6 +21,7 @@ fn corrupt(detail: String) -> TsFileError {
 }
 
 /// Decode `count` TEXT/STRING values with the default limits.
+#[cfg(any(test, feature = "experimental"))]
 pub fn decode_binary(data: &[u8], count: usize, out: &mut BinaryValues) -> Result<()> {
     decode_binary_with(data, count, out, &DecodeOptions::default())
 }

@@ -69,10 +69,10 @@ pub enum RlbeFloat {
 
 /// Which writer's semantics to assume where the Java and C++ writers store the same bytes
 /// with different meanings: SPRINTZ on INT64/TIMESTAMP/DOUBLE ([`SprintzProduct`]) and RLBE
-/// on FLOAT/DOUBLE ([`RlbeFloat`]).
+/// on FLOAT/DOUBLE (`rlbe::RlbeFloat`).
 ///
 /// With [`WriterLayout::Auto`] a page is decoded the Java way first; when the read layer has
-/// the page's statistics ([`ValueCheck`]) and the values contradict them (first, last,
+/// the page's statistics (`check::ValueCheck`) and the values contradict them (first, last,
 /// minimum or maximum), it is decoded the C++ way, and if that contradicts them too the page
 /// is an error. Without statistics (the bare decode functions) `Auto` is the Java layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

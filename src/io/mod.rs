@@ -20,10 +20,10 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt};
+use object_store::ObjectStore;
 
 use crate::error::{Result, TsFileError};
-pub use crate::format::open::{metadata_fetch_limit, RangeSource};
+pub use crate::format::open::RangeSource;
 use crate::format::open::{OpenDecoder, OpenStep};
 use crate::format::reader::StructureOptions;
 use crate::format::FileReader;
@@ -210,6 +210,7 @@ pub async fn open_object_opts(
 /// (no progress) returns the error. With the index prefetched on open (the default) index
 /// walks of a well-formed file need no fetch; without it, this loop reads index nodes on
 /// demand.
+#[cfg(any(test, feature = "experimental"))]
 pub async fn with_fetch<T>(
     store: &Arc<dyn ObjectStore>,
     location: &Path,
@@ -243,9 +244,9 @@ pub async fn with_fetch<T>(
 }
 
 /// Fetch a whole object (small files, tests).
+#[cfg(any(test, feature = "experimental"))]
 pub async fn fetch_all(store: &Arc<dyn ObjectStore>, location: &Path) -> Result<Bytes> {
-    store
-        .get(location)
+    object_store::ObjectStoreExt::get(store, location)
         .await
         .map_err(|e| store_error(format!("fetching {location}"), e))?
         .bytes()
@@ -256,6 +257,7 @@ pub async fn fetch_all(store: &Arc<dyn ObjectStore>, location: &Path) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use object_store::ObjectStoreExt;
 
     #[test]
     fn test_coalesce_merges_nearby() {

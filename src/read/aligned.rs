@@ -68,6 +68,8 @@ enum PagePlan {
 
 /// What is known about one value column on one page, for page-level pruning.
 #[derive(Debug, Clone, Copy)]
+// Read by the DataFusion layer's page filters.
+#[cfg_attr(not(feature = "datafusion"), allow(dead_code))]
 pub enum ValuePageStats<'a> {
     /// The page's own statistics (or the chunk's, for a single-page chunk).
     Stats(&'a Statistics),
@@ -77,6 +79,7 @@ pub enum ValuePageStats<'a> {
 
 /// Statistics of every page of a chunk group, handed to a page filter.
 #[derive(Debug)]
+#[cfg_attr(not(feature = "datafusion"), allow(dead_code))]
 pub struct GroupPageStats<'a> {
     /// Time statistics per page (row count = `count`).
     pub time: Vec<&'a Statistics>,
@@ -104,6 +107,7 @@ pub struct DecodedGroup {
 /// Pages are skipped when their time statistics miss `opts.time_range` or `page_filter`
 /// rejects them. The decoded bytes count against a budget of `opts.max_decoded_bytes` for
 /// this call alone; see [`read_chunk_group_in`] to share one budget across calls.
+#[cfg(any(test, feature = "experimental"))]
 pub fn read_chunk_group<S: ByteSource>(
     file: &FileReader<S>,
     group: &AlignedChunkGroup,

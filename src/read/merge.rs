@@ -275,6 +275,7 @@ impl SeriesMerger {
     }
 
     /// Pages opened and pruned since the last call (the counters restart at zero).
+    #[cfg_attr(not(feature = "datafusion"), allow(dead_code))]
     pub fn take_page_counts(&mut self) -> PageCounts {
         std::mem::take(&mut self.counts)
     }

@@ -27,6 +27,7 @@
 pub mod aligned;
 pub mod column;
 pub mod merge;
+#[cfg(any(test, feature = "experimental"))]
 pub mod nonaligned;
 pub mod page;
 pub mod tree;
@@ -103,6 +104,7 @@ impl DecodeBudget {
     }
 
     /// The limit.
+    #[cfg(any(test, feature = "experimental"))]
     pub fn limit(&self) -> u64 {
         self.limit
     }

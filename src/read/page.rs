@@ -41,6 +41,7 @@ impl<'c> PageCodec<'c> {
     }
 
     /// The chunk's compression.
+    #[cfg(any(test, feature = "experimental"))]
     pub fn compression(&self) -> Compression {
         self.compression
     }

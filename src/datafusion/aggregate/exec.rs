@@ -54,8 +54,9 @@ pub(crate) struct StatisticsQuery {
     pub cache: Arc<MetadataCache>,
 }
 
-/// An aggregation answered from TsFile statistics (see the module documentation of
-/// [`crate::datafusion::aggregate`]); holds the `AggregateExec` it replaces as fallback.
+/// An aggregation answered from TsFile statistics (put in place by
+/// [`crate::datafusion::TsFileStatisticsAggregate`]); holds the `AggregateExec` it replaces as
+/// fallback.
 #[derive(Debug)]
 pub struct StatisticsAggregateExec {
     query: Arc<StatisticsQuery>,
