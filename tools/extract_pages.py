@@ -2,7 +2,7 @@
 """Extract compressed page payloads from real TsFiles into test fixtures.
 
 Walks the data section of TsFile v4 files (chunk group headers, chunk headers, page
-headers, per /work/shared/spec/format.md and seed 002), and for every compression codec
+headers, per the TsFile format digest the project was built from), and for every compression codec
 copies a few stored (still compressed) page payloads into ``tests/data/pages/`` together
 with a manifest, ``tests/data/pages/pages.tsv``::
 
