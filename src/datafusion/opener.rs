@@ -33,7 +33,8 @@ use crate::datafusion::metadata::{DeviceMeta, MetadataCache, TableMeta};
 use crate::datafusion::metrics::TsFileScanMetrics;
 use crate::datafusion::options::TsFileReadOptions;
 use crate::datafusion::pruning::{
-    column_roles, tag_column_stat, time_column_stat, unit_of, value_column_stat, ColumnRole, ColumnStat, ContainerStats,
+    column_roles, prune_or_keep, tag_column_stat, time_column_stat, unit_of, value_column_stat, ColumnRole, ColumnStat,
+    ContainerStats,
 };
 use crate::datafusion::time_bounds::time_bounds;
 use crate::datafusion::tree_scan::TreeScan;
@@ -123,7 +124,7 @@ impl FileOpener for TsFileOpener {
             let fields_in_file: HashSet<String> = tmeta.schema.field_columns().map(|c| c.name.clone()).collect();
             let roles = column_roles(&this.file_schema, &tag_order, &fields_in_file);
             let ctx = Arc::new(ScanContext { file: file_scan, table: tmeta.clone(), roles });
-            let devices = ctx.prune_devices(owned)?;
+            let devices = ctx.prune_devices(owned);
             let plans = devices.into_iter().map(|i| ctx.plan_device(i)).collect::<Result<Vec<_>>>()?;
             // Runs of devices fetched with one coalesced request; the next run is fetched
             // (on the object store's I/O threads) while this one is decoded.
@@ -235,8 +236,8 @@ impl ScanContext {
             .collect()
     }
 
-    fn prune_devices(&self, owned: Vec<usize>) -> Result<Vec<usize>> {
-        let Some(pp) = &self.file.pruning else { return Ok(owned) };
+    fn prune_devices(&self, owned: Vec<usize>) -> Vec<usize> {
+        let Some(pp) = &self.file.pruning else { return owned };
         let mut stats = ContainerStats::new(self.file.schema.clone());
         for &i in &owned {
             let Some(d) = self.table.devices.get(i) else { continue };
@@ -247,11 +248,11 @@ impl ScanContext {
                 self.container(d, rows, time, |name, ty| value_column_stat(d.fields.get(name).map(|s| &s.statistics), rows, ty)),
             );
         }
-        let keep = pp.prune(&stats)?;
+        let keep = prune_or_keep(pp, &stats, &self.file.metrics.predicate_evaluation_errors);
         let before = owned.len();
         let kept: Vec<usize> = owned.into_iter().zip(keep).filter(|(_, k)| *k).map(|(i, _)| i).collect();
         self.file.metrics.devices_pruned.add(before - kept.len());
-        Ok(kept)
+        kept
     }
 
     /// What to read of device `index`: its chunk groups that survive pruning, the projected
@@ -263,7 +264,7 @@ impl ScanContext {
         let series: Vec<_> = field_names.iter().map(|n| d.fields.get(*n)).collect();
         let groups = plan_chunk_groups(&d.time, &series).map_err(|e| self.err(e))?;
         self.file.metrics.chunk_groups_total.add(groups.len());
-        let groups = self.prune_groups(d, &field_names, groups)?;
+        let groups = self.prune_groups(d, &field_names, groups);
         if groups.is_empty() {
             return Ok(None);
         }
@@ -357,13 +358,8 @@ impl ScanContext {
         Ok(out)
     }
 
-    fn prune_groups(
-        &self,
-        d: &DeviceMeta,
-        field_names: &[&str],
-        groups: Vec<AlignedChunkGroup>,
-    ) -> Result<Vec<AlignedChunkGroup>> {
-        let Some(pp) = &self.file.pruning else { return Ok(groups) };
+    fn prune_groups(&self, d: &DeviceMeta, field_names: &[&str], groups: Vec<AlignedChunkGroup>) -> Vec<AlignedChunkGroup> {
+        let Some(pp) = &self.file.pruning else { return groups };
         let mut stats = ContainerStats::new(self.file.schema.clone());
         let time_ty = self.file.schema.field(0).data_type().clone();
         for g in &groups {
@@ -378,11 +374,11 @@ impl ScanContext {
                 }),
             );
         }
-        let keep = pp.prune(&stats)?;
+        let keep = prune_or_keep(pp, &stats, &self.file.metrics.predicate_evaluation_errors);
         let before = groups.len();
         let kept: Vec<AlignedChunkGroup> = groups.into_iter().zip(keep).filter(|(_, k)| *k).map(|(g, _)| g).collect();
         self.file.metrics.chunk_groups_pruned.add(before - kept.len());
-        Ok(kept)
+        kept
     }
 
     fn page_filter(
@@ -410,7 +406,7 @@ impl ScanContext {
                 }),
             );
         }
-        // On a pruning error keep every page (statistics are an optimisation only).
-        pp.prune(&cs).unwrap_or_else(|_| vec![true; stats.time.len()])
+        // On a pruning error every page is kept (see `prune_or_keep`).
+        prune_or_keep(pp, &cs, &self.file.metrics.predicate_evaluation_errors)
     }
 }

@@ -160,6 +160,12 @@ fn test_sql_pruning_metrics_on_sample() {
         let (b, plan) = run(&c, "SELECT count(*) FROM w WHERE energy_wh < 0").await;
         assert_eq!(count_rows(&b), 1);
         assert_eq!(metric(&plan, "devices_pruned"), metric(&plan, "devices_total"));
+        // Statistics that evaluate cleanly count no predicate errors; EXPLAIN ANALYZE shows the metric.
+        assert_eq!(metric(&plan, "predicate_evaluation_errors"), 0);
+        let explained =
+            c.sql("EXPLAIN ANALYZE SELECT count(*) FROM w WHERE energy_wh < 0").await.unwrap().collect().await.unwrap();
+        let text = datafusion::arrow::util::pretty::pretty_format_batches(&explained).unwrap().to_string();
+        assert!(text.contains("predicate_evaluation_errors=0"), "{text}");
     });
 }
 
