@@ -19,6 +19,7 @@ use arrow_schema::SchemaRef;
 use datafusion::common::{DataFusionError, Result};
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::{FileOpenFuture, FileOpener};
+use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::physical_optimizer::pruning::PruningPredicateBuilder;
 use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
 use datafusion::physical_plan::PhysicalExpr;
@@ -27,7 +28,7 @@ use futures::{StreamExt, TryStreamExt};
 use object_store::ObjectStore;
 
 use crate::arrow::batch::{assemble_batches, ColumnSource};
-use crate::datafusion::errors::df_err;
+use crate::datafusion::errors::{df_err, url_file_name};
 use crate::datafusion::file_scan::FileScan;
 use crate::datafusion::metadata::{DeviceMeta, MetadataCache, TableMeta};
 use crate::datafusion::metrics::TsFileScanMetrics;
@@ -47,6 +48,8 @@ use crate::read::DecodeBudget;
 #[derive(Debug, Clone)]
 pub struct TsFileOpener {
     pub(crate) store: Arc<dyn ObjectStore>,
+    /// The store's URL, for naming files in errors as the user wrote them.
+    pub(crate) store_url: ObjectStoreUrl,
     pub(crate) file_schema: SchemaRef,
     pub(crate) file_indices: Vec<usize>,
     pub(crate) predicate: Option<Arc<dyn PhysicalExpr>>,
@@ -65,6 +68,7 @@ impl FileOpener for TsFileOpener {
         let this = self.clone();
         Ok(Box::pin(async move {
             let location = file.object_meta.location.clone();
+            let name = url_file_name(&this.store_url, &location);
             let metrics = TsFileScanMetrics::new(&this.metrics, this.partition, location.as_ref());
             let (meta, load_ns) = this
                 .cache
@@ -82,7 +86,7 @@ impl FileOpener for TsFileOpener {
             // Pages are decrypted with the user's keys; an encrypted file without a usable
             // key fails here, before any data is fetched (never read as plaintext).
             let decryptor =
-                crate::crypto::decryptor_for(&meta.reader, &this.options.keys).map_err(|e| df_err(e.in_file(&location)))?;
+                crate::crypto::decryptor_for(&meta.reader, &this.options.keys).map_err(|e| df_err(e.in_file(&name)))?;
             let range =
                 file.range.as_ref().map(|r| (u64::try_from(r.start).unwrap_or(0), u64::try_from(r.end).unwrap_or(u64::MAX)));
             let pruning = this
@@ -101,6 +105,7 @@ impl FileOpener for TsFileOpener {
             let file_scan = FileScan {
                 store: this.store.clone(),
                 location: location.clone(),
+                name: name.clone(),
                 meta: meta.clone(),
                 schema: this.file_schema.clone(),
                 projected,
@@ -118,7 +123,7 @@ impl FileOpener for TsFileOpener {
                 let scan = TreeScan::new(file_scan, &table)?;
                 return Ok(with_limit(scan.stream(range)?, this.limit));
             }
-            let tmeta = meta.table(&table).map_err(|e| df_err(e.in_file(&location)))?;
+            let tmeta = meta.table(&table).map_err(|e| df_err(e.in_file(&name)))?;
             let owned = file_scan.owned_devices(tmeta.devices.iter().map(|d| d.first_offset), range);
             let tag_order: Vec<String> = tmeta.schema.tag_columns().map(|c| c.name.clone()).collect();
             let fields_in_file: HashSet<String> = tmeta.schema.field_columns().map(|c| c.name.clone()).collect();
