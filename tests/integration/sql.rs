@@ -501,3 +501,34 @@ fn test_ranges_cut_anywhere_read_every_device_once() {
         }
     });
 }
+
+/// Errors name a local file as the user wrote it: the absolute path with its leading `/`
+/// (not the object-store path `tmp/...`), in schema inference, scans, statistics
+/// aggregates and `tsfile_metadata`.
+#[test]
+fn test_sql_errors_name_local_files_by_absolute_path() {
+    let dir = std::env::temp_dir().join(format!("tsfile-errname-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let bytes = std::fs::read(repo_path("data/sample.tsfile")).unwrap();
+    let cut = dir.join("cut.tsfile");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let path = cut.to_str().unwrap().to_string();
+    assert!(path.starts_with('/'));
+    block_on(async {
+        let c = ctx(1);
+        let e = register_tsfile(&c, "t", &[path.as_str()], TsFileReadOptions::default()).await.unwrap_err().to_string();
+        assert!(e.contains(&format!("file {path}: ")), "{e}");
+        let c = SessionContext::new().enable_url_table();
+        register_tsfile_format(&c).unwrap();
+        c.register_udtf("tsfile_metadata", Arc::new(datafusion_tsfile::datafusion::TsFileMetadataFunc));
+        for sql in [format!("SELECT count(*) FROM '{path}'"), format!("SELECT * FROM tsfile_metadata('{path}')")] {
+            let e = match c.sql(&sql).await {
+                Ok(df) => df.collect().await.unwrap_err().to_string(),
+                Err(e) => e.to_string(),
+            };
+            assert!(e.contains(&format!("file {path}: ")), "{sql}: {e}");
+        }
+    });
+    std::fs::remove_dir_all(dir).unwrap();
+}
