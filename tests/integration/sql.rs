@@ -532,3 +532,68 @@ fn test_sql_errors_name_local_files_by_absolute_path() {
     });
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// A pruning predicate whose evaluation against statistics fails (an INT64 column compared
+/// with a string) never fails the scan and never prunes: every unit is read, and the failures are counted in
+/// `predicate_evaluation_errors`.
+#[test]
+fn test_failing_pruning_predicate_keeps_every_unit_and_counts_errors() {
+    use datafusion::common::ScalarValue;
+    use datafusion::datasource::file_format::FileFormat;
+    use datafusion::datasource::listing::PartitionedFile;
+    use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder};
+    use datafusion::datasource::source::DataSourceExec;
+    use datafusion::datasource::table_schema::TableSchema;
+    use datafusion::execution::object_store::ObjectStoreUrl;
+    use datafusion::logical_expr::Operator;
+    use datafusion::physical_expr::expressions::{col, lit, BinaryExpr};
+    use datafusion::physical_expr::PhysicalExpr;
+    use datafusion_tsfile::datafusion::metadata::MetadataCache;
+    use datafusion_tsfile::datafusion::{TsFileFormat, TsFileSource};
+    use object_store::ObjectStoreExt;
+
+    let path = repo_path("data/sample.tsfile");
+    block_on(async {
+        let c = ctx(1);
+        let format = TsFileFormat::new(TsFileReadOptions::default());
+        let store = c.runtime_env().object_store(ObjectStoreUrl::local_filesystem()).unwrap();
+        let meta = store.head(&object_store::path::Path::from_filesystem_path(&path).unwrap()).await.unwrap();
+        let schema = format.infer_schema(&c.state(), &store, std::slice::from_ref(&meta)).await.unwrap();
+        let device: Arc<dyn PhysicalExpr> = Arc::new(BinaryExpr::new(
+            col("device", &schema).unwrap(),
+            Operator::Eq,
+            lit(ScalarValue::Utf8(Some("ws-north-1-8".to_string()))),
+        ));
+        // A type mismatch: INT64 `energy_wh` compared with a string cannot be evaluated.
+        let mismatch: Arc<dyn PhysicalExpr> = Arc::new(BinaryExpr::new(
+            col("energy_wh", &schema).unwrap(),
+            Operator::Gt,
+            lit(ScalarValue::Utf8(Some("5".to_string()))),
+        ));
+        let scan = |predicate: Arc<dyn PhysicalExpr>| {
+            let source = TsFileSource::new(
+                TableSchema::from(schema.clone()),
+                TsFileReadOptions::default(),
+                Arc::new(MetadataCache::new()),
+            )
+            .with_predicate(Some(predicate));
+            let group = FileGroup::new(vec![PartitionedFile::new_from_meta(meta.clone())]);
+            let config = FileScanConfigBuilder::new(ObjectStoreUrl::local_filesystem(), Arc::new(source))
+                .with_file_groups(vec![group])
+                .build();
+            DataSourceExec::from_data_source(config) as Arc<dyn ExecutionPlan>
+        };
+        // The device predicate alone prunes 299 of 300 devices without errors.
+        let plan = scan(device.clone());
+        let rows = count_rows(&collect(plan.clone(), c.task_ctx()).await.unwrap());
+        assert_eq!((rows, metric(&plan, "devices_pruned"), metric(&plan, "predicate_evaluation_errors")), (3621, 299, 0));
+        // With the mismatch first (evaluated on every container) nothing is pruned, every row
+        // is read and the query does not fail.
+        let and: Arc<dyn PhysicalExpr> = Arc::new(BinaryExpr::new(mismatch, Operator::And, device));
+        let plan = scan(and);
+        let rows = count_rows(&collect(plan.clone(), c.task_ctx()).await.unwrap());
+        assert_eq!(rows, 1_006_239);
+        assert_eq!(metric(&plan, "devices_pruned"), 0);
+        assert!(metric(&plan, "predicate_evaluation_errors") >= 1, "{}", metric(&plan, "predicate_evaluation_errors"));
+    });
+}
