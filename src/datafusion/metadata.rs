@@ -1,7 +1,8 @@
 //! Per-file metadata for the DataFusion layer: the parsed footer and index area of each file,
-//! cached so a repeated query does not read footers again, and the per-table view of its
-//! devices (time series + field series) that planning and pruning work from — per
-//! table-model table ([`TableMeta`]) and per tree-model path prefix ([`TreeMeta`]).
+//! cached so a repeated query does not read footers again ([`MetadataCache`]: bounded by
+//! bytes, least recently used out, [`DEFAULT_METADATA_CACHE_BYTES`] by default), and the
+//! per-table view of its devices (time series + field series) that planning and pruning
+//! work from — per table-model table ([`TableMeta`]) and per tree-model path prefix ([`TreeMeta`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -254,7 +255,7 @@ struct Lru {
 impl Lru {
     /// The entry of `key` if it is of `version` (marked used); a stale entry is dropped.
     fn get(&mut self, key: &CacheKey, version: &Version) -> Option<Arc<FileMeta>> {
-        let stale = match self.entries.get_mut(key) {
+        match self.entries.get_mut(key) {
             None => return None,
             Some(e) if e.version == *version => {
                 self.order.remove(&e.stamp);
@@ -263,11 +264,9 @@ impl Lru {
                 self.order.insert(e.stamp, key.clone());
                 return Some(e.meta.clone());
             }
-            Some(_) => true,
-        };
-        if stale {
-            self.remove(key);
+            Some(_) => {}
         }
+        self.remove(key);
         None
     }
 
