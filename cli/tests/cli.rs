@@ -252,13 +252,15 @@ fn test_sql_errors_are_one_clear_line() {
     let d = dir.to_str().unwrap();
 
     assert_sql_error(&format!("SELECT * FROM '{d}/missing.tsfile'"), "missing.tsfile");
-    assert_sql_error(&format!("SELECT * FROM '{d}/readme.tsfile'"), "readme.tsfile");
-    assert_sql_error(&format!("SELECT count(*) FROM '{d}/cut.tsfile'"), "cut.tsfile");
+    // Files are named as written: the absolute path with its leading `/`.
+    assert_sql_error(&format!("SELECT * FROM '{d}/readme.tsfile'"), &format!("file {d}/readme.tsfile"));
+    assert_sql_error(&format!("SELECT count(*) FROM '{d}/cut.tsfile'"), &format!("file {d}/cut.tsfile: "));
     assert_sql_error(
         "CREATE EXTERNAL TABLE t STORED AS TSFILE LOCATION 'data/sample.tsfile' OPTIONS ('tsfile.table' 'nope')",
         "nope",
     );
     assert_sql_error(&format!("SELECT * FROM tsfile_metadata('{d}/cut.tsfile')"), "tail magic");
+    assert_sql_error(&format!("SELECT * FROM tsfile_metadata('{d}/cut.tsfile')"), &format!("file {d}/cut.tsfile: "));
     assert_sql_error("SELECT * FROM tsfile_metadata(42)", "tsfile_metadata");
     std::fs::remove_dir_all(dir).unwrap();
 }

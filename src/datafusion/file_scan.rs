@@ -26,6 +26,8 @@ use crate::read::DecodeBudget;
 pub(crate) struct FileScan {
     pub(crate) store: Arc<dyn ObjectStore>,
     pub(crate) location: Path,
+    /// The file as the user names it (in errors).
+    pub(crate) name: String,
     pub(crate) meta: Arc<FileMeta>,
     /// The table's file schema.
     pub(crate) schema: SchemaRef,
@@ -47,7 +49,7 @@ pub(crate) struct FileScan {
 impl FileScan {
     /// A TsFile error as a DataFusion error naming the file.
     pub(crate) fn err(&self, e: crate::TsFileError) -> DataFusionError {
-        df_err(e.in_file(&self.location))
+        df_err(e.in_file(&self.name))
     }
 
     /// Indices of the devices this partition owns: those whose first chunk starts in

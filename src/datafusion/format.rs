@@ -282,14 +282,12 @@ impl FileFormat for TsFileFormat {
         let table = self.pick_table(&metas)?;
         let mut schemas = Vec::with_capacity(metas.len());
         let mut trees = Vec::new();
-        for (m, o) in &metas {
+        for (m, _) in &metas {
             match m.reader.metadata().table_schema(&table) {
-                Some(ts) => {
-                    schemas.push((table_arrow_schema(ts, self.options.time_unit).map_err(df_err)?, o.location.to_string()))
-                }
+                Some(ts) => schemas.push((table_arrow_schema(ts, self.options.time_unit).map_err(df_err)?, m.location.clone())),
                 None if m.reader.metadata().table_root(&table).is_some() => {
-                    let tree = m.tree(&table).map_err(|e| df_err(e.in_file(&o.location)))?;
-                    trees.push((tree, o.location.to_string()));
+                    let tree = m.tree(&table).map_err(|e| df_err(e.in_file(&m.location)))?;
+                    trees.push((tree, m.location.clone()));
                 }
                 None => {}
             }
@@ -314,7 +312,7 @@ impl FileFormat for TsFileFormat {
         let (m, _) = self.cache.get_with(store, object, self.options.read.max_metadata_bytes).await.map_err(df_err)?;
         let table = self.pick_table(&[(m.clone(), object)])?;
         if m.reader.metadata().table_schema(&table).is_none() && m.reader.metadata().table_root(&table).is_some() {
-            let tree = m.tree(&table).map_err(|e| df_err(e.in_file(&object.location)))?;
+            let tree = m.tree(&table).map_err(|e| df_err(e.in_file(&m.location)))?;
             return Ok(tree_file_statistics(&tree, &table_schema));
         }
         if m.reader.metadata().table_schema(&table).is_none() {
@@ -323,7 +321,7 @@ impl FileFormat for TsFileFormat {
             s.num_rows = Precision::Exact(0);
             return Ok(s);
         }
-        file_statistics(&m, &table, &table_schema).map_err(|e| df_err(e.in_file(&object.location)))
+        file_statistics(&m, &table, &table_schema).map_err(|e| df_err(e.in_file(&m.location)))
     }
 
     async fn create_physical_plan(&self, _state: &dyn Session, conf: FileScanConfig) -> Result<Arc<dyn ExecutionPlan>> {

@@ -1,7 +1,8 @@
 //! Per-file metadata for the DataFusion layer: the parsed footer and index area of each file,
-//! cached so a repeated query does not read footers again, and the per-table view of its
-//! devices (time series + field series) that planning and pruning work from — per
-//! table-model table ([`TableMeta`]) and per tree-model path prefix ([`TreeMeta`]).
+//! cached so a repeated query does not read footers again ([`MetadataCache`]: bounded by
+//! bytes, least recently used out, [`DEFAULT_METADATA_CACHE_BYTES`] by default), and the
+//! per-table view of its devices (time series + field series) that planning and pruning
+//! work from — per table-model table ([`TableMeta`]) and per tree-model path prefix ([`TreeMeta`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -9,6 +10,7 @@ use std::time::Instant;
 
 use object_store::{ObjectMeta, ObjectStore};
 
+use crate::datafusion::errors::file_name;
 use crate::datafusion::tree::TreeMeta;
 use crate::error::{Result, TsFileError};
 use crate::format::{DeviceId, FileReader, TableSchema, TimeseriesMetadata};
@@ -49,7 +51,8 @@ pub struct TableMeta {
 pub struct FileMeta {
     /// Reader over the fetched footer region.
     pub reader: FileReader<RangeSource>,
-    /// The object's path (for error messages).
+    /// The file as the user names it, for error messages: `/` + path on the local file
+    /// system, `s3://bucket/key` on S3, the store path elsewhere.
     pub location: String,
     tables: Mutex<HashMap<String, Arc<TableMeta>>>,
     trees: Mutex<HashMap<String, Arc<TreeMeta>>>,
@@ -57,6 +60,12 @@ pub struct FileMeta {
 }
 
 impl FileMeta {
+    /// Estimated bytes this metadata keeps in memory: the TsFileMetadata length (standing
+    /// for its parsed form) plus the footer and index bytes its reader holds.
+    pub fn memory_size(&self) -> u64 {
+        self.reader.metadata_len().saturating_add(self.reader.source().bytes_held())
+    }
+
     /// End (exclusive upper bound) of the chunk starting at `offset`: the start of the next
     /// chunk of any series in the file, or the separator. Chunk headers carry the exact
     /// size; this bound lets all chunks of a device be fetched before any is parsed.
@@ -174,28 +183,160 @@ impl FileMeta {
     }
 }
 
-/// A bounded cache of [`FileMeta`] keyed by store, path, size and modification time.
-#[derive(Debug, Default)]
+/// Default byte limit of a [`MetadataCache`]: 512 MiB, room for two footers of the default
+/// `max_metadata_bytes` (256 MiB) or many ordinary ones.
+pub const DEFAULT_METADATA_CACHE_BYTES: u64 = 512 * 1024 * 1024;
+
+/// A cache of parsed footers ([`FileMeta`]), bounded by bytes with least-recently-used
+/// eviction.
+///
+/// Entries are found in O(1) by object store and path; an entry serves a request only when
+/// the object's size, modification time and e-tag are those it was read with, so a changed
+/// file is read again (and replaces the stale entry). An entry weighs its TsFileMetadata
+/// length plus the index bytes its reader holds ([`FileMeta::memory_size`]); when the total
+/// passes the limit ([`DEFAULT_METADATA_CACHE_BYTES`] unless [`MetadataCache::with_limit`]),
+/// the least recently used entries are dropped; an entry heavier than the whole limit is
+/// returned but not kept. A lock poisoned by a panic elsewhere is recovered by emptying the
+/// cache (never a panic).
+///
+/// Design note: DataFusion 55's runtime `FileMetadataCache` (used by Parquet) is keyed by
+/// path alone (no object store: two stores holding the same path would share an entry) and
+/// is reachable only through a session, while this cache is created with a format or table
+/// and used by scans' file openers, which see no session; so TsFile keeps its own.
+#[derive(Debug)]
 pub struct MetadataCache {
-    entries: Mutex<Vec<(String, Arc<FileMeta>)>>,
+    inner: Mutex<Lru>,
+    limit: u64,
 }
 
-const CACHE_ENTRIES: usize = 1024;
+/// Identity of a cached object: the store (its `Display`) and the path.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct CacheKey {
+    store: String,
+    location: String,
+}
+
+/// What the object was when its entry was read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Version {
+    size: u64,
+    last_modified: i64,
+    e_tag: Option<String>,
+}
+
+impl Version {
+    fn of(meta: &ObjectMeta) -> Self {
+        Version {
+            size: meta.size,
+            last_modified: meta.last_modified.timestamp_nanos_opt().unwrap_or(i64::MIN),
+            e_tag: meta.e_tag.clone(),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Entry {
+    meta: Arc<FileMeta>,
+    version: Version,
+    bytes: u64,
+    /// Use stamp: the entry's key in [`Lru::order`].
+    stamp: u64,
+}
+
+/// The cache's state: entries by key, and keys by last use (oldest first).
+#[derive(Debug, Default)]
+struct Lru {
+    entries: HashMap<CacheKey, Entry>,
+    order: std::collections::BTreeMap<u64, CacheKey>,
+    next_stamp: u64,
+    bytes: u64,
+}
+
+impl Lru {
+    /// The entry of `key` if it is of `version` (marked used); a stale entry is dropped.
+    fn get(&mut self, key: &CacheKey, version: &Version) -> Option<Arc<FileMeta>> {
+        match self.entries.get_mut(key) {
+            None => return None,
+            Some(e) if e.version == *version => {
+                self.order.remove(&e.stamp);
+                e.stamp = self.next_stamp;
+                self.next_stamp += 1;
+                self.order.insert(e.stamp, key.clone());
+                return Some(e.meta.clone());
+            }
+            Some(_) => {}
+        }
+        self.remove(key);
+        None
+    }
+
+    fn remove(&mut self, key: &CacheKey) {
+        if let Some(e) = self.entries.remove(key) {
+            self.order.remove(&e.stamp);
+            self.bytes = self.bytes.saturating_sub(e.bytes);
+        }
+    }
+
+    /// Insert (replacing any entry of `key`), then evict the least recently used entries
+    /// until the total is within `limit`.
+    fn insert(&mut self, key: CacheKey, meta: Arc<FileMeta>, version: Version, limit: u64) {
+        self.remove(&key);
+        let bytes = meta.memory_size();
+        if bytes > limit {
+            return;
+        }
+        while self.bytes + bytes > limit {
+            let Some((_, oldest)) = self.order.pop_first() else { break };
+            if let Some(e) = self.entries.remove(&oldest) {
+                self.bytes = self.bytes.saturating_sub(e.bytes);
+            }
+        }
+        let stamp = self.next_stamp;
+        self.next_stamp += 1;
+        self.order.insert(stamp, key.clone());
+        self.entries.insert(key, Entry { meta, version, bytes, stamp });
+        self.bytes += bytes;
+    }
+}
+
+impl Default for MetadataCache {
+    fn default() -> Self {
+        Self::with_limit(DEFAULT_METADATA_CACHE_BYTES)
+    }
+}
 
 impl MetadataCache {
-    /// An empty cache.
+    /// An empty cache of [`DEFAULT_METADATA_CACHE_BYTES`].
     pub fn new() -> Self {
         Self::default()
     }
 
-    fn key(store: &Arc<dyn ObjectStore>, meta: &ObjectMeta) -> String {
-        format!(
-            "{store}|{}|{}|{}|{:?}",
-            meta.location,
-            meta.size,
-            meta.last_modified.timestamp_nanos_opt().unwrap_or(0),
-            meta.e_tag
-        )
+    /// An empty cache holding up to `limit` bytes of metadata (0 = cache nothing).
+    pub fn with_limit(limit: u64) -> Self {
+        MetadataCache { inner: Mutex::new(Lru::default()), limit }
+    }
+
+    /// The byte limit.
+    pub fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    /// The state, recovered (emptied) when a panic poisoned the lock: its invariants may
+    /// not hold any more, and an empty cache is always correct.
+    fn state(&self) -> std::sync::MutexGuard<'_, Lru> {
+        match self.inner.lock() {
+            Ok(g) => g,
+            Err(poisoned) => {
+                let mut g = poisoned.into_inner();
+                *g = Lru::default();
+                self.inner.clear_poison();
+                g
+            }
+        }
+    }
+
+    fn key(store: &Arc<dyn ObjectStore>, meta: &ObjectMeta) -> CacheKey {
+        CacheKey { store: store.to_string(), location: meta.location.to_string() }
     }
 
     /// The metadata of `meta`'s object, loaded on first use. Returns it and the load time
@@ -213,41 +354,151 @@ impl MetadataCache {
         max_metadata_bytes: u64,
     ) -> Result<(Arc<FileMeta>, u64)> {
         let key = Self::key(store, meta);
-        let cached = self.entries.lock().ok().and_then(|e| e.iter().find(|(k, _)| *k == key).map(|(_, m)| m.clone()));
+        let version = Version::of(meta);
+        let cached = self.state().get(&key, &version);
         if let Some(m) = cached {
             // The same check as on open (the limit may differ from the one it was opened with).
             crate::format::open::check_metadata_len(m.reader.metadata_len(), max_metadata_bytes)
-                .map_err(|e| e.in_file(&meta.location))?;
+                .map_err(|e| e.in_file(&m.location))?;
             return Ok((m, 0));
         }
         let start = Instant::now();
-        let reader = open_object_with(store, &meta.location, meta.size, max_metadata_bytes)
-            .await
-            .map_err(|e| e.in_file(&meta.location))?;
+        let name = file_name(store, &meta.location);
+        let reader =
+            open_object_with(store, &meta.location, meta.size, max_metadata_bytes).await.map_err(|e| e.in_file(&name))?;
         let fm = Arc::new(FileMeta {
             reader,
-            location: meta.location.to_string(),
+            location: name,
             tables: Mutex::new(HashMap::new()),
             trees: Mutex::new(HashMap::new()),
             chunk_starts: std::sync::OnceLock::new(),
         });
         let nanos = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        if let Ok(mut entries) = self.entries.lock() {
-            if entries.len() >= CACHE_ENTRIES {
-                entries.remove(0);
-            }
-            entries.push((key, fm.clone()));
-        }
+        self.state().insert(key, fm.clone(), version, self.limit);
         Ok((fm, nanos))
     }
 
     /// Number of cached files.
     pub fn len(&self) -> usize {
-        self.entries.lock().map(|e| e.len()).unwrap_or(0)
+        self.state().entries.len()
     }
 
     /// True when nothing is cached.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Bytes of the cached entries (by [`FileMeta::memory_size`]).
+    pub fn bytes(&self) -> u64 {
+        self.state().bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use object_store::memory::InMemory;
+    use object_store::path::Path;
+    use object_store::{ObjectStoreExt, PutPayload};
+
+    fn block_on<T>(f: impl std::future::Future<Output = T>) -> T {
+        tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(f)
+    }
+
+    /// An in-memory store holding the sample file under each of `names`.
+    fn store_with(names: &[&str]) -> (Arc<dyn ObjectStore>, Vec<ObjectMeta>) {
+        let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/data/sample.tsfile")).unwrap();
+        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let metas = block_on(async {
+            let mut metas = Vec::new();
+            for n in names {
+                let p = Path::from(*n);
+                store.put(&p, PutPayload::from(bytes.clone())).await.unwrap();
+                metas.push(store.head(&p).await.unwrap());
+            }
+            metas
+        });
+        (store, metas)
+    }
+
+    #[test]
+    fn test_cache_hit_and_miss() {
+        let (store, metas) = store_with(&["a.tsfile"]);
+        let cache = MetadataCache::new();
+        assert_eq!(cache.limit(), DEFAULT_METADATA_CACHE_BYTES);
+        let (first, load) = block_on(cache.get(&store, &metas[0])).unwrap();
+        assert!(load > 0, "a miss reads the footer");
+        let (second, load) = block_on(cache.get(&store, &metas[0])).unwrap();
+        assert_eq!(load, 0, "a hit reads nothing");
+        assert!(Arc::ptr_eq(&first, &second));
+        assert_eq!(cache.len(), 1);
+        assert_eq!(cache.bytes(), first.memory_size());
+        assert!(first.memory_size() >= first.reader.metadata_len() && first.reader.metadata_len() > 0);
+        assert_eq!(first.location, "a.tsfile", "an in-memory store names files by path");
+    }
+
+    #[test]
+    fn test_cache_rereads_a_changed_file() {
+        let (store, metas) = store_with(&["a.tsfile"]);
+        let cache = MetadataCache::new();
+        let (first, _) = block_on(cache.get(&store, &metas[0])).unwrap();
+        let mut touched = metas[0].clone();
+        touched.last_modified += std::time::Duration::from_secs(1);
+        let (second, load) = block_on(cache.get(&store, &touched)).unwrap();
+        assert!(load > 0 && !Arc::ptr_eq(&first, &second), "a new modification time is a miss");
+        let mut etag = touched.clone();
+        etag.e_tag = Some("other".to_string());
+        let (third, load) = block_on(cache.get(&store, &etag)).unwrap();
+        assert!(load > 0 && !Arc::ptr_eq(&second, &third), "a new e-tag is a miss");
+        assert_eq!(cache.len(), 1, "the stale entry is replaced, not kept beside the new one");
+        assert_eq!(cache.bytes(), third.memory_size());
+        // A different size is another file too (reading it fails: the bytes did not change).
+        let mut grown = etag.clone();
+        grown.size += 1;
+        assert!(block_on(cache.get(&store, &grown)).is_err());
+        assert_eq!(cache.len(), 0, "the entry of the old size was dropped");
+    }
+
+    #[test]
+    fn test_cache_evicts_least_recently_used_by_bytes() {
+        let (store, metas) = store_with(&["a.tsfile", "b.tsfile", "c.tsfile"]);
+        let one = block_on(MetadataCache::new().get(&store, &metas[0])).unwrap().0.memory_size();
+        // Room for two entries, not three.
+        let cache = MetadataCache::with_limit(2 * one + one / 2);
+        let get = |i: usize| block_on(cache.get(&store, &metas[i])).unwrap().1;
+        assert!(get(0) > 0);
+        assert!(get(1) > 0);
+        assert_eq!(get(0), 0, "a is used again: b is now the least recently used");
+        assert!(get(2) > 0);
+        assert_eq!((cache.len(), cache.bytes()), (2, 2 * one));
+        assert_eq!(get(0), 0, "a stayed");
+        assert_eq!(get(2), 0, "c stayed");
+        assert!(get(1) > 0, "b was evicted");
+        // An entry heavier than the whole limit is served but not kept.
+        let tiny = MetadataCache::with_limit(one - 1);
+        assert!(block_on(tiny.get(&store, &metas[0])).is_ok());
+        assert!(tiny.is_empty());
+        assert_eq!(tiny.bytes(), 0);
+    }
+
+    #[test]
+    fn test_cache_survives_a_poisoned_lock() {
+        let (store, metas) = store_with(&["a.tsfile"]);
+        let cache = Arc::new(MetadataCache::new());
+        block_on(cache.get(&store, &metas[0])).unwrap();
+        let c = cache.clone();
+        let poisoner = std::thread::spawn(move || {
+            let _guard = c.inner.lock();
+            panic!("poison the cache lock");
+        });
+        assert!(poisoner.join().is_err());
+        assert!(cache.inner.is_poisoned());
+        // Recovered as an empty cache: a miss, then a hit again.
+        assert_eq!(cache.len(), 0);
+        assert!(!cache.inner.is_poisoned());
+        assert!(block_on(cache.get(&store, &metas[0])).unwrap().1 > 0);
+        assert_eq!(block_on(cache.get(&store, &metas[0])).unwrap().1, 0);
+        assert_eq!(cache.len(), 1);
     }
 }

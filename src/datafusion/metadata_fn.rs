@@ -38,7 +38,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use futures::TryStreamExt;
 use object_store::{ObjectMeta, ObjectStore};
 
-use crate::datafusion::errors::df_err;
+use crate::datafusion::errors::{df_err, url_file_name};
 use crate::datafusion::format::TSFILE_EXTENSION;
 use crate::format::{ChunkHeader, Compression, Encoding, Statistics, TimeseriesMetadata, TsDataType, ValueStatistics};
 use crate::io::{fetch_ranges, open_object, RangeSource};
@@ -119,7 +119,7 @@ impl TableProvider for TsFileMetadataTable {
         files.sort_by(|a, b| a.location.cmp(&b.location));
         let mut rows = MetadataRows::default();
         for f in &files {
-            let name = f.location.to_string();
+            let name = url_file_name(&url.object_store(), &f.location);
             append_file(&store, f, &mut rows).await.map_err(|e| df_err(e.in_file(&name)))?;
         }
         let batch = rows.finish()?;

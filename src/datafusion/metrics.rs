@@ -7,6 +7,7 @@
 //! | `chunk_groups_total` / `chunk_groups_pruned` | chunk groups of the remaining devices / skipped by chunk statistics |
 //! | `chunks_total` / `chunks_pruned` | chunks of the non-aligned (tree-model) series of the remaining devices / skipped by chunk statistics |
 //! | `pages_total` / `pages_pruned` | pages of the read chunk groups and non-aligned chunks / skipped by page statistics (not decompressed) |
+//! | `predicate_evaluation_errors` | evaluations of the pruning predicate against statistics (devices, chunk groups, chunks or pages) that failed: the units are kept and read, never pruned, and the query does not fail (see [`prune_or_keep`](crate::datafusion::pruning::prune_or_keep)) |
 //! | `rows_decoded` | rows decoded and returned by the scan |
 //! | `bytes_scanned` | bytes of chunk data fetched |
 //! | `metadata_load_time` | time to fetch and parse footers (zero on a cache hit) |
@@ -34,6 +35,8 @@ pub struct TsFileScanMetrics {
     pub pages_total: Count,
     /// Pages pruned by page statistics.
     pub pages_pruned: Count,
+    /// Failed evaluations of the pruning predicate (the units were kept).
+    pub predicate_evaluation_errors: Count,
     /// Rows produced.
     pub rows_decoded: Count,
     /// Chunk bytes fetched.
@@ -64,6 +67,7 @@ impl TsFileScanMetrics {
             chunks_pruned: count("chunks_pruned"),
             pages_total: count("pages_total"),
             pages_pruned: count("pages_pruned"),
+            predicate_evaluation_errors: count("predicate_evaluation_errors"),
             rows_decoded: count("rows_decoded"),
             bytes_scanned: count("bytes_scanned"),
             metadata_load_time: time("metadata_load_time"),

@@ -19,6 +19,7 @@ use arrow_schema::SchemaRef;
 use datafusion::common::{DataFusionError, Result};
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::{FileOpenFuture, FileOpener};
+use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::physical_optimizer::pruning::PruningPredicateBuilder;
 use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
 use datafusion::physical_plan::PhysicalExpr;
@@ -27,13 +28,14 @@ use futures::{StreamExt, TryStreamExt};
 use object_store::ObjectStore;
 
 use crate::arrow::batch::{assemble_batches, ColumnSource};
-use crate::datafusion::errors::df_err;
+use crate::datafusion::errors::{df_err, url_file_name};
 use crate::datafusion::file_scan::FileScan;
 use crate::datafusion::metadata::{DeviceMeta, MetadataCache, TableMeta};
 use crate::datafusion::metrics::TsFileScanMetrics;
 use crate::datafusion::options::TsFileReadOptions;
 use crate::datafusion::pruning::{
-    column_roles, tag_column_stat, time_column_stat, unit_of, value_column_stat, ColumnRole, ColumnStat, ContainerStats,
+    column_roles, prune_or_keep, tag_column_stat, time_column_stat, unit_of, value_column_stat, ColumnRole, ColumnStat,
+    ContainerStats,
 };
 use crate::datafusion::time_bounds::time_bounds;
 use crate::datafusion::tree_scan::TreeScan;
@@ -46,6 +48,8 @@ use crate::read::DecodeBudget;
 #[derive(Debug, Clone)]
 pub struct TsFileOpener {
     pub(crate) store: Arc<dyn ObjectStore>,
+    /// The store's URL, for naming files in errors as the user wrote them.
+    pub(crate) store_url: ObjectStoreUrl,
     pub(crate) file_schema: SchemaRef,
     pub(crate) file_indices: Vec<usize>,
     pub(crate) predicate: Option<Arc<dyn PhysicalExpr>>,
@@ -64,6 +68,7 @@ impl FileOpener for TsFileOpener {
         let this = self.clone();
         Ok(Box::pin(async move {
             let location = file.object_meta.location.clone();
+            let name = url_file_name(&this.store_url, &location);
             let metrics = TsFileScanMetrics::new(&this.metrics, this.partition, location.as_ref());
             let (meta, load_ns) = this
                 .cache
@@ -81,7 +86,7 @@ impl FileOpener for TsFileOpener {
             // Pages are decrypted with the user's keys; an encrypted file without a usable
             // key fails here, before any data is fetched (never read as plaintext).
             let decryptor =
-                crate::crypto::decryptor_for(&meta.reader, &this.options.keys).map_err(|e| df_err(e.in_file(&location)))?;
+                crate::crypto::decryptor_for(&meta.reader, &this.options.keys).map_err(|e| df_err(e.in_file(&name)))?;
             let range =
                 file.range.as_ref().map(|r| (u64::try_from(r.start).unwrap_or(0), u64::try_from(r.end).unwrap_or(u64::MAX)));
             let pruning = this
@@ -100,6 +105,7 @@ impl FileOpener for TsFileOpener {
             let file_scan = FileScan {
                 store: this.store.clone(),
                 location: location.clone(),
+                name: name.clone(),
                 meta: meta.clone(),
                 schema: this.file_schema.clone(),
                 projected,
@@ -117,13 +123,13 @@ impl FileOpener for TsFileOpener {
                 let scan = TreeScan::new(file_scan, &table)?;
                 return Ok(with_limit(scan.stream(range)?, this.limit));
             }
-            let tmeta = meta.table(&table).map_err(|e| df_err(e.in_file(&location)))?;
+            let tmeta = meta.table(&table).map_err(|e| df_err(e.in_file(&name)))?;
             let owned = file_scan.owned_devices(tmeta.devices.iter().map(|d| d.first_offset), range);
             let tag_order: Vec<String> = tmeta.schema.tag_columns().map(|c| c.name.clone()).collect();
             let fields_in_file: HashSet<String> = tmeta.schema.field_columns().map(|c| c.name.clone()).collect();
             let roles = column_roles(&this.file_schema, &tag_order, &fields_in_file);
             let ctx = Arc::new(ScanContext { file: file_scan, table: tmeta.clone(), roles });
-            let devices = ctx.prune_devices(owned)?;
+            let devices = ctx.prune_devices(owned);
             let plans = devices.into_iter().map(|i| ctx.plan_device(i)).collect::<Result<Vec<_>>>()?;
             // Runs of devices fetched with one coalesced request; the next run is fetched
             // (on the object store's I/O threads) while this one is decoded.
@@ -235,8 +241,8 @@ impl ScanContext {
             .collect()
     }
 
-    fn prune_devices(&self, owned: Vec<usize>) -> Result<Vec<usize>> {
-        let Some(pp) = &self.file.pruning else { return Ok(owned) };
+    fn prune_devices(&self, owned: Vec<usize>) -> Vec<usize> {
+        let Some(pp) = &self.file.pruning else { return owned };
         let mut stats = ContainerStats::new(self.file.schema.clone());
         for &i in &owned {
             let Some(d) = self.table.devices.get(i) else { continue };
@@ -247,11 +253,11 @@ impl ScanContext {
                 self.container(d, rows, time, |name, ty| value_column_stat(d.fields.get(name).map(|s| &s.statistics), rows, ty)),
             );
         }
-        let keep = pp.prune(&stats)?;
+        let keep = prune_or_keep(pp, &stats, &self.file.metrics.predicate_evaluation_errors);
         let before = owned.len();
         let kept: Vec<usize> = owned.into_iter().zip(keep).filter(|(_, k)| *k).map(|(i, _)| i).collect();
         self.file.metrics.devices_pruned.add(before - kept.len());
-        Ok(kept)
+        kept
     }
 
     /// What to read of device `index`: its chunk groups that survive pruning, the projected
@@ -263,7 +269,7 @@ impl ScanContext {
         let series: Vec<_> = field_names.iter().map(|n| d.fields.get(*n)).collect();
         let groups = plan_chunk_groups(&d.time, &series).map_err(|e| self.err(e))?;
         self.file.metrics.chunk_groups_total.add(groups.len());
-        let groups = self.prune_groups(d, &field_names, groups)?;
+        let groups = self.prune_groups(d, &field_names, groups);
         if groups.is_empty() {
             return Ok(None);
         }
@@ -357,13 +363,8 @@ impl ScanContext {
         Ok(out)
     }
 
-    fn prune_groups(
-        &self,
-        d: &DeviceMeta,
-        field_names: &[&str],
-        groups: Vec<AlignedChunkGroup>,
-    ) -> Result<Vec<AlignedChunkGroup>> {
-        let Some(pp) = &self.file.pruning else { return Ok(groups) };
+    fn prune_groups(&self, d: &DeviceMeta, field_names: &[&str], groups: Vec<AlignedChunkGroup>) -> Vec<AlignedChunkGroup> {
+        let Some(pp) = &self.file.pruning else { return groups };
         let mut stats = ContainerStats::new(self.file.schema.clone());
         let time_ty = self.file.schema.field(0).data_type().clone();
         for g in &groups {
@@ -378,11 +379,11 @@ impl ScanContext {
                 }),
             );
         }
-        let keep = pp.prune(&stats)?;
+        let keep = prune_or_keep(pp, &stats, &self.file.metrics.predicate_evaluation_errors);
         let before = groups.len();
         let kept: Vec<AlignedChunkGroup> = groups.into_iter().zip(keep).filter(|(_, k)| *k).map(|(g, _)| g).collect();
         self.file.metrics.chunk_groups_pruned.add(before - kept.len());
-        Ok(kept)
+        kept
     }
 
     fn page_filter(
@@ -410,7 +411,7 @@ impl ScanContext {
                 }),
             );
         }
-        // On a pruning error keep every page (statistics are an optimisation only).
-        pp.prune(&cs).unwrap_or_else(|_| vec![true; stats.time.len()])
+        // On a pruning error every page is kept (see `prune_or_keep`).
+        prune_or_keep(pp, &cs, &self.file.metrics.predicate_evaluation_errors)
     }
 }

@@ -1,22 +1,26 @@
 //! Options of a TsFile table, from SQL `OPTIONS (...)` or the Rust builder.
 //!
-//! | key | meaning | default |
+//! Each option is declared once, in [`OPTIONS`]; parsing, serialization, the known keys of
+//! error messages and this table (checked by a test, like the README's) come from it.
+//!
+//! | option | meaning | default |
 //! | --- | --- | --- |
-//! | `table` | which TsFile table to expose (required when the files hold several) | the only table |
-//! | `time_unit` | `ms`, `us`, `ns` or `raw` (plain `Int64`) for the time column and TIMESTAMP fields | `ms` |
+//! | `table` | the TsFile table to expose (needed when the files hold several) | the only table |
+//! | `time_unit` | `ms`, `us`, `ns` or `raw` (Int64) for the time column and TIMESTAMP fields | `ms` |
 //! | `nonaligned_time_encoding` | time encoding of non-aligned pages (not stored in files) | `TS_2DIFF` |
-//! | `writer_layout` | whose semantics SPRINTZ INT64/TIMESTAMP/DOUBLE and RLBE FLOAT/DOUBLE pages have: `auto` (Java, else C++ when the page statistics reject the Java reading), `java` or `cpp` (unchecked); `sprintz_product` = `wrapping` / `exact` is an older alias of `java` / `cpp` | `auto` |
-//! | `pruning` | use statistics to skip devices, chunks and pages | `true` |
+//! | `writer_layout` | semantics of SPRINTZ INT64/TIMESTAMP/DOUBLE and RLBE FLOAT/DOUBLE pages, whose bytes the Java and C++ writers give different meanings: `auto` (Java, else C++ when the page statistics reject the Java reading), `java` or `cpp` (unchecked); `sprintz_product` = `wrapping`/`exact` is an older alias of `java`/`cpp` | `auto` |
+//! | `pruning` | skip devices/chunk groups/pages by statistics | `true` |
+//! | `statistics_aggregates` | answer whole-table `count`/`sum`/`avg`/`min`/`max`, grouped by TAG columns or not, from statistics | `true` |
 //! | `max_page_values` | values one page may decode to | 16777216 |
-//! | `max_page_bytes` | bytes one page may decompress or decode to | 268435456 (256 MiB) |
+//! | `max_page_bytes` | bytes one page may decompress to, and decode to | 268435456 (256 MiB) |
 //! | `max_string_bytes` | bytes of one string/blob value or dictionary entry | 67108864 (64 MiB) |
 //! | `max_dictionary_bytes` | bytes of one page's dictionary entries | 67108864 (64 MiB) |
-//! | `max_metadata_bytes` | bytes of a file's TsFileMetadata block | 268435456 (256 MiB) |
-//! | `max_decoded_bytes` | bytes of values one query decodes, over all files and partitions | 4294967296 (4 GiB) |
-//! | `tree_levels` | tree-model tables: add the path levels as columns `level0`, `level1`, ... | `false` |
-//! | `tree_mixed_types` | tree-model tables: a measurement typed differently on two devices is an `error`, or `coerce` it (`DOUBLE` if all numeric, else `Utf8`) | `error` |
-//! | `master_key` | key for encrypted files: 32 hex digits or 16 characters (legacy `encryptLevel` 2 master key; KEK of the built-in Page-AEAD profile) | none |
-//! | `aead_provider` | Page-AEAD provider id that `master_key` is the KEK for | `test-aead-provider` |
+//! | `max_metadata_bytes` | bytes of a file's TsFileMetadata block (checked before it is fetched) | 268435456 (256 MiB) |
+//! | `max_decoded_bytes` | bytes of values one query decodes, over all its files and partitions | 4294967296 (4 GiB) |
+//! | `tree_levels` | tree-model tables: add the path levels as nullable columns `level0`, `level1`, ... | `false` |
+//! | `tree_mixed_types` | tree-model tables: a measurement typed differently on two devices is an `error` (naming both), or `coerce` it to `DOUBLE` (all numeric) / `STRING` | `error` |
+//! | `master_key` | key for encrypted files: 32 hex digits or 16 characters (legacy `encryptLevel` 2 master key; KEK of the built-in Page-AEAD profile); never written out | none |
+//! | `aead_provider` | Page-AEAD provider id that `master_key` is the key-encryption key for | `test-aead-provider` |
 //!
 //! Key values are never printed: not in errors, `Debug` output or `EXPLAIN`.
 //! Keys are case-insensitive and may carry the `format.` prefix that `CREATE EXTERNAL TABLE`
@@ -114,101 +118,275 @@ impl TsFileReadOptions {
     /// options — without key material: `master_key` and registered key providers never
     /// leave the process (a serialized plan carries none; the receiving side supplies its
     /// own keys). The Page-AEAD provider id is kept (it names a provider, it is no secret).
+    /// One pair per entry of [`OPTIONS`] that has a value to write, in table order.
     pub fn to_pairs(&self) -> Vec<(String, String)> {
-        let d = &self.read.decode;
-        let mut v: Vec<(&str, String)> = Vec::with_capacity(16);
-        if let Some(t) = &self.table {
-            v.push(("table", t.clone()));
-        }
-        v.push(("time_unit", self.time_unit.name().to_string()));
-        v.push(("nonaligned_time_encoding", self.read.nonaligned_time_encoding.name().to_string()));
-        v.push(("writer_layout", d.writer_layout.name().to_string()));
-        v.push(("pruning", (!self.disable_pruning).to_string()));
-        v.push(("statistics_aggregates", (!self.disable_statistics_aggregates).to_string()));
-        v.push(("tree_levels", self.tree_levels.to_string()));
-        let mixed = match self.tree_mixed_types {
-            TreeMixedTypes::Error => "error",
-            TreeMixedTypes::Coerce => "coerce",
-        };
-        v.push(("tree_mixed_types", mixed.to_string()));
-        v.push(("max_page_values", d.max_page_values.to_string()));
-        v.push(("max_page_bytes", d.max_page_bytes.to_string()));
-        v.push(("max_string_bytes", d.max_string_bytes.to_string()));
-        v.push(("max_dictionary_bytes", d.max_dictionary_bytes.to_string()));
-        v.push(("max_metadata_bytes", self.read.max_metadata_bytes.to_string()));
-        v.push(("max_decoded_bytes", self.read.max_decoded_bytes.to_string()));
-        v.push(("aead_provider", self.keys.aead_provider_id().to_string()));
-        v.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+        OPTIONS.iter().filter_map(|o| (o.get)(self).map(|v| (o.key.to_string(), v))).collect()
     }
 
-    /// Apply `key = value` options (SQL `OPTIONS`); unknown keys are errors.
+    /// Apply `key = value` options (SQL `OPTIONS`); unknown keys are errors. Keys are
+    /// case-insensitive and may carry a `format.` or `tsfile.` prefix.
     pub fn apply(mut self, options: &HashMap<String, String>) -> Result<Self> {
         for (k, v) in options {
             let key = k.to_ascii_lowercase();
             let key = key.strip_prefix("format.").or_else(|| key.strip_prefix("tsfile.")).unwrap_or(&key);
-            match key {
-                "table" | "table_name" => self.table = Some(v.clone()),
-                "time_unit" => self.time_unit = TimeUnit::parse(v)?,
-                "nonaligned_time_encoding" | "time_encoding" => {
-                    self.read.nonaligned_time_encoding = Encoding::from_name(v).ok_or_else(|| {
-                        TsFileError::InvalidArgument(format!("nonaligned_time_encoding '{v}': not an encoding name"))
-                    })?
-                }
-                "writer_layout" | "sprintz_product" => {
-                    self.read.decode.writer_layout = match v.to_ascii_lowercase().as_str() {
-                        "auto" => WriterLayout::Auto,
-                        "java" | "wrapping" => WriterLayout::Java,
-                        "cpp" | "c++" | "exact" => WriterLayout::Cpp,
-                        other => {
-                            return Err(TsFileError::InvalidArgument(format!(
-                                "{key} '{other}': expected auto, java or cpp"
-                            )))
-                        }
-                    }
-                }
-                "pruning" => {
-                    self.disable_pruning = !parse_bool(v).ok_or_else(|| {
-                        TsFileError::InvalidArgument(format!("pruning '{v}': expected true or false"))
-                    })?
-                }
-                "statistics_aggregates" => {
-                    self.disable_statistics_aggregates = !parse_bool(v).ok_or_else(|| {
-                        TsFileError::InvalidArgument(format!("statistics_aggregates '{v}': expected true or false"))
-                    })?
-                }
-                "tree_levels" => {
-                    self.tree_levels = parse_bool(v).ok_or_else(|| {
-                        TsFileError::InvalidArgument(format!("tree_levels '{v}': expected true or false"))
-                    })?
-                }
-                "tree_mixed_types" => {
-                    self.tree_mixed_types = match v.to_ascii_lowercase().as_str() {
-                        "error" => TreeMixedTypes::Error,
-                        "coerce" => TreeMixedTypes::Coerce,
-                        other => {
-                            return Err(TsFileError::InvalidArgument(format!(
-                                "tree_mixed_types '{other}': expected error or coerce"
-                            )))
-                        }
-                    }
-                }
-                "master_key" => self.keys = std::mem::take(&mut self.keys).with_master_key(MasterKey::parse(v)?),
-                "aead_provider" => self.keys = std::mem::take(&mut self.keys).with_aead_provider_id(v.trim()),
-                "max_page_values" => self.read.decode.max_page_values = parse_limit(key, v)?,
-                "max_page_bytes" => self.read.decode.max_page_bytes = parse_limit(key, v)?,
-                "max_string_bytes" => self.read.decode.max_string_bytes = parse_limit(key, v)?,
-                "max_dictionary_bytes" => self.read.decode.max_dictionary_bytes = parse_limit(key, v)?,
-                "max_metadata_bytes" => self.read.max_metadata_bytes = parse_limit(key, v)?,
-                "max_decoded_bytes" => self.read.max_decoded_bytes = parse_limit(key, v)?,
-                other => {
-                    return Err(TsFileError::InvalidArgument(format!(
-                        "unknown TsFile option '{other}' (known: table, time_unit, nonaligned_time_encoding, writer_layout, sprintz_product, pruning, statistics_aggregates, max_page_values, max_page_bytes, max_string_bytes, max_dictionary_bytes, max_metadata_bytes, max_decoded_bytes, tree_levels, tree_mixed_types, master_key, aead_provider)"
-                    )))
-                }
-            }
+            let def = OptionDef::find(key).ok_or_else(|| {
+                TsFileError::InvalidArgument(format!("unknown TsFile option '{key}' (known: {})", known_keys()))
+            })?;
+            (def.set)(&mut self, key, v)?;
         }
         Ok(self)
     }
+}
+
+/// One TsFile table option, declared once in [`OPTIONS`]: parsing ([`TsFileReadOptions::apply`]),
+/// serialization ([`TsFileReadOptions::to_pairs`]), the known keys of error messages, the
+/// descriptions of the `tsfile.` table-options namespace and the documentation table
+/// ([`options_markdown`]) all come from it.
+pub struct OptionDef {
+    /// The canonical key (what [`TsFileReadOptions::to_pairs`] writes).
+    pub key: &'static str,
+    /// Other accepted spellings of the key.
+    pub aliases: &'static [&'static str],
+    /// What the option means (Markdown).
+    pub doc: &'static str,
+    /// The default, as documented (Markdown).
+    pub default: &'static str,
+    /// The value to write out; `None` = nothing to write (unset, or key material).
+    get: fn(&TsFileReadOptions) -> Option<String>,
+    /// Parse `value` into the options; the `&str` is the key as written (for errors).
+    set: fn(&mut TsFileReadOptions, &str, &str) -> Result<()>,
+}
+
+impl std::fmt::Debug for OptionDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OptionDef").field("key", &self.key).field("aliases", &self.aliases).finish_non_exhaustive()
+    }
+}
+
+impl OptionDef {
+    /// The option spelled `key` (canonical or alias; lower case, without prefix).
+    pub fn find(key: &str) -> Option<&'static OptionDef> {
+        OPTIONS.iter().find(|o| o.key == key || o.aliases.contains(&key))
+    }
+}
+
+/// Every TsFile table option, in documentation order.
+pub const OPTIONS: &[OptionDef] = &[
+    OptionDef {
+        key: "table",
+        aliases: &["table_name"],
+        doc: "the TsFile table to expose (needed when the files hold several)",
+        default: "the only table",
+        get: |o| o.table.clone(),
+        set: |o, _, v| {
+            o.table = Some(v.to_string());
+            Ok(())
+        },
+    },
+    OptionDef {
+        key: "time_unit",
+        aliases: &[],
+        doc: "`ms`, `us`, `ns` or `raw` (Int64) for the time column and TIMESTAMP fields",
+        default: "`ms`",
+        get: |o| Some(o.time_unit.name().to_string()),
+        set: |o, _, v| {
+            o.time_unit = TimeUnit::parse(v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        key: "nonaligned_time_encoding",
+        aliases: &["time_encoding"],
+        doc: "time encoding of non-aligned pages (not stored in files)",
+        default: "`TS_2DIFF`",
+        get: |o| Some(o.read.nonaligned_time_encoding.name().to_string()),
+        set: |o, _, v| {
+            o.read.nonaligned_time_encoding = Encoding::from_name(v).ok_or_else(|| {
+                TsFileError::InvalidArgument(format!("nonaligned_time_encoding '{v}': not an encoding name"))
+            })?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        key: "writer_layout",
+        aliases: &["sprintz_product"],
+        doc: "semantics of SPRINTZ INT64/TIMESTAMP/DOUBLE and RLBE FLOAT/DOUBLE pages, whose bytes the Java and C++ writers give different meanings: `auto` (Java, else C++ when the page statistics reject the Java reading), `java` or `cpp` (unchecked); `sprintz_product` = `wrapping`/`exact` is an older alias of `java`/`cpp`",
+        default: "`auto`",
+        get: |o| Some(o.read.decode.writer_layout.name().to_string()),
+        set: |o, key, v| {
+            o.read.decode.writer_layout = match v.to_ascii_lowercase().as_str() {
+                "auto" => WriterLayout::Auto,
+                "java" | "wrapping" => WriterLayout::Java,
+                "cpp" | "c++" | "exact" => WriterLayout::Cpp,
+                other => return Err(TsFileError::InvalidArgument(format!("{key} '{other}': expected auto, java or cpp"))),
+            };
+            Ok(())
+        },
+    },
+    OptionDef {
+        key: "pruning",
+        aliases: &[],
+        doc: "skip devices/chunk groups/pages by statistics",
+        default: "`true`",
+        get: |o| Some((!o.disable_pruning).to_string()),
+        set: |o, key, v| {
+            o.disable_pruning = !bool_option(key, v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        key: "statistics_aggregates",
+        aliases: &[],
+        doc: "answer whole-table `count`/`sum`/`avg`/`min`/`max`, grouped by TAG columns or not, from statistics",
+        default: "`true`",
+        get: |o| Some((!o.disable_statistics_aggregates).to_string()),
+        set: |o, key, v| {
+            o.disable_statistics_aggregates = !bool_option(key, v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        key: "max_page_values",
+        aliases: &[],
+        doc: "values one page may decode to",
+        default: "16777216",
+        get: |o| Some(o.read.decode.max_page_values.to_string()),
+        set: |o, key, v| {
+            o.read.decode.max_page_values = parse_limit(key, v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        key: "max_page_bytes",
+        aliases: &[],
+        doc: "bytes one page may decompress to, and decode to",
+        default: "268435456 (256 MiB)",
+        get: |o| Some(o.read.decode.max_page_bytes.to_string()),
+        set: |o, key, v| {
+            o.read.decode.max_page_bytes = parse_limit(key, v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        key: "max_string_bytes",
+        aliases: &[],
+        doc: "bytes of one string/blob value or dictionary entry",
+        default: "67108864 (64 MiB)",
+        get: |o| Some(o.read.decode.max_string_bytes.to_string()),
+        set: |o, key, v| {
+            o.read.decode.max_string_bytes = parse_limit(key, v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        key: "max_dictionary_bytes",
+        aliases: &[],
+        doc: "bytes of one page's dictionary entries",
+        default: "67108864 (64 MiB)",
+        get: |o| Some(o.read.decode.max_dictionary_bytes.to_string()),
+        set: |o, key, v| {
+            o.read.decode.max_dictionary_bytes = parse_limit(key, v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        key: "max_metadata_bytes",
+        aliases: &[],
+        doc: "bytes of a file's TsFileMetadata block (checked before it is fetched)",
+        default: "268435456 (256 MiB)",
+        get: |o| Some(o.read.max_metadata_bytes.to_string()),
+        set: |o, key, v| {
+            o.read.max_metadata_bytes = parse_limit(key, v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        key: "max_decoded_bytes",
+        aliases: &[],
+        doc: "bytes of values one query decodes, over all its files and partitions",
+        default: "4294967296 (4 GiB)",
+        get: |o| Some(o.read.max_decoded_bytes.to_string()),
+        set: |o, key, v| {
+            o.read.max_decoded_bytes = parse_limit(key, v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        key: "tree_levels",
+        aliases: &[],
+        doc: "tree-model tables: add the path levels as nullable columns `level0`, `level1`, ...",
+        default: "`false`",
+        get: |o| Some(o.tree_levels.to_string()),
+        set: |o, key, v| {
+            o.tree_levels = bool_option(key, v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
+        key: "tree_mixed_types",
+        aliases: &[],
+        doc: "tree-model tables: a measurement typed differently on two devices is an `error` (naming both), or `coerce` it to `DOUBLE` (all numeric) / `STRING`",
+        default: "`error`",
+        get: |o| {
+            Some(
+                match o.tree_mixed_types {
+                    TreeMixedTypes::Error => "error",
+                    TreeMixedTypes::Coerce => "coerce",
+                }
+                .to_string(),
+            )
+        },
+        set: |o, key, v| {
+            o.tree_mixed_types = match v.to_ascii_lowercase().as_str() {
+                "error" => TreeMixedTypes::Error,
+                "coerce" => TreeMixedTypes::Coerce,
+                other => return Err(TsFileError::InvalidArgument(format!("{key} '{other}': expected error or coerce"))),
+            };
+            Ok(())
+        },
+    },
+    OptionDef {
+        key: "master_key",
+        aliases: &[],
+        doc: "key for encrypted files: 32 hex digits or 16 characters (legacy `encryptLevel` 2 master key; KEK of the built-in Page-AEAD profile); never written out",
+        default: "none",
+        // Key material never leaves the process.
+        get: |_| None,
+        set: |o, _, v| {
+            o.keys = std::mem::take(&mut o.keys).with_master_key(MasterKey::parse(v)?);
+            Ok(())
+        },
+    },
+    OptionDef {
+        key: "aead_provider",
+        aliases: &[],
+        doc: "Page-AEAD provider id that `master_key` is the key-encryption key for",
+        default: "`test-aead-provider`",
+        get: |o| Some(o.keys.aead_provider_id().to_string()),
+        set: |o, _, v| {
+            o.keys = std::mem::take(&mut o.keys).with_aead_provider_id(v.trim());
+            Ok(())
+        },
+    },
+];
+
+/// The known keys, canonical and aliases, for error messages.
+pub fn known_keys() -> String {
+    OPTIONS.iter().flat_map(|o| std::iter::once(o.key).chain(o.aliases.iter().copied())).collect::<Vec<_>>().join(", ")
+}
+
+/// The documentation table of the options (Markdown: `| option | meaning | default |`),
+/// as in this module's docs and the README.
+pub fn options_markdown() -> String {
+    let mut s = String::from("| option | meaning | default |\n| --- | --- | --- |\n");
+    for o in OPTIONS {
+        s.push_str(&format!("| `{}` | {} | {} |\n", o.key, o.doc, o.default));
+    }
+    s
+}
+
+fn bool_option(key: &str, v: &str) -> Result<bool> {
+    parse_bool(v).ok_or_else(|| TsFileError::InvalidArgument(format!("{key} '{v}': expected true or false")))
 }
 
 /// A resource limit: a non-negative integer.
@@ -317,5 +495,72 @@ mod tests {
         let keyed = custom.clone().apply(&key).unwrap();
         assert_eq!(keyed.to_pairs(), custom.to_pairs());
         assert!(!format!("{:?}", keyed.to_pairs()).contains("0123456789abcdef"));
+    }
+
+    /// A value other than the default for every declared key (and its alias spellings).
+    fn sample_value(key: &str) -> &'static str {
+        match key {
+            "table" => "weather",
+            "time_unit" => "us",
+            "nonaligned_time_encoding" => "GORILLA",
+            "writer_layout" => "cpp",
+            "pruning" | "statistics_aggregates" => "false",
+            "tree_levels" => "true",
+            "tree_mixed_types" => "coerce",
+            "master_key" => "0123456789abcdef",
+            "aead_provider" => "kms-2",
+            _ => "42",
+        }
+    }
+
+    #[test]
+    fn test_every_declared_key_round_trips_through_to_pairs_and_apply() {
+        let default = TsFileReadOptions::default();
+        for o in OPTIONS {
+            for spelling in std::iter::once(o.key).chain(o.aliases.iter().copied()) {
+                let m: HashMap<String, String> = [(format!("format.{spelling}"), sample_value(o.key).to_string())].into();
+                let set = TsFileReadOptions::default().apply(&m).unwrap();
+                assert_ne!(set, default, "{spelling} changes the options");
+                let back: HashMap<String, String> = set.to_pairs().into_iter().collect();
+                let again = TsFileReadOptions::default().apply(&back).unwrap();
+                if o.key == "master_key" {
+                    // Key material is never written out: it reads back as the key-less options.
+                    assert!(!back.contains_key("master_key"));
+                    assert_eq!(again, default);
+                } else {
+                    assert_eq!(again, set, "{spelling} round-trips");
+                    let written = back.get(o.key).map(String::as_str);
+                    assert_eq!(
+                        written.map(str::to_ascii_lowercase),
+                        Some(sample_value(o.key).to_ascii_lowercase()),
+                        "{spelling}"
+                    );
+                }
+            }
+        }
+        // Every pair written out is a declared canonical key.
+        let keys: Vec<String> = default.to_pairs().into_iter().map(|(k, _)| k).collect();
+        assert!(keys.iter().all(|k| OPTIONS.iter().any(|o| o.key == k)), "{keys:?}");
+        assert_eq!(keys.len(), OPTIONS.len() - 2, "all but `table` (unset) and `master_key` (never written)");
+    }
+
+    #[test]
+    fn test_unknown_key_error_lists_every_declared_key() {
+        let bad: HashMap<String, String> = [("colour".to_string(), "red".to_string())].into();
+        let e = TsFileReadOptions::default().apply(&bad).unwrap_err().to_string();
+        for o in OPTIONS {
+            assert!(e.contains(o.key), "{e} lacks {}", o.key);
+            assert!(o.aliases.iter().all(|a| e.contains(a)), "{e}");
+        }
+        assert!(e.contains("known: table, table_name, time_unit, nonaligned_time_encoding, time_encoding, writer_layout, sprintz_product, pruning"), "{e}");
+    }
+
+    #[test]
+    fn test_docs_and_readme_hold_the_declared_table() {
+        let table = options_markdown();
+        assert_eq!(table.lines().count(), OPTIONS.len() + 2);
+        let module_doc: String = table.lines().map(|l| format!("//! {l}\n")).collect();
+        assert!(include_str!("options.rs").contains(&module_doc), "module docs differ from OPTIONS:\n{module_doc}");
+        assert!(include_str!("../../README.md").contains(&table), "README differs from OPTIONS:\n{table}");
     }
 }

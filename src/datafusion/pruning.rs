@@ -10,6 +10,12 @@
 //! (rows − non-null count). FLOAT/DOUBLE min/max are **not** used: writers compute them with
 //! IEEE comparisons that ignore NaN and −0.0, while Arrow orders floats totally, so using
 //! them could drop matching rows.
+//!
+//! One error policy, at every level ([`prune_or_keep`]), as in DataFusion's Parquet reader:
+//! statistics are an optimisation only, so an error evaluating the pruning predicate never
+//! fails the query and never prunes — every container of that evaluation is kept (read and
+//! filtered row by row) — and is counted in the scan's `predicate_evaluation_errors` metric
+//! (`EXPLAIN ANALYZE`).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -18,6 +24,8 @@ use arrow_array::{ArrayRef, BooleanArray, UInt64Array};
 use arrow_schema::{DataType, Schema};
 use datafusion::common::pruning::PruningStatistics;
 use datafusion::common::{Column, ScalarValue};
+use datafusion::physical_optimizer::pruning::PruningPredicate;
+use datafusion::physical_plan::metrics::Count;
 
 use crate::arrow::array::date_to_days;
 use crate::arrow::schema::{TimeUnit, CATEGORY_KEY};
@@ -209,6 +217,23 @@ impl PruningStatistics for ContainerStats {
     }
 }
 
+/// Which of the containers of `stats` may hold matching rows under `predicate`.
+///
+/// The one pruning-error policy of the scans: when the predicate cannot be evaluated
+/// against the statistics (or answers for the wrong number of containers), every container
+/// is kept — never pruned, never an error — and the failure is counted in `errors` (the
+/// `predicate_evaluation_errors` metric).
+pub fn prune_or_keep<S: PruningStatistics + ?Sized>(predicate: &PruningPredicate, stats: &S, errors: &Count) -> Vec<bool> {
+    let n = stats.num_containers();
+    match predicate.prune(stats) {
+        Ok(keep) if keep.len() == n => keep,
+        _ => {
+            errors.add(1);
+            vec![true; n]
+        }
+    }
+}
+
 /// Unit of the time column of a table schema's first field.
 pub fn unit_of(schema: &Schema) -> TimeUnit {
     match schema.fields().first().map(|f| f.data_type()) {
@@ -216,5 +241,87 @@ pub fn unit_of(schema: &Schema) -> TimeUnit {
         Some(DataType::Timestamp(arrow_schema::TimeUnit::Nanosecond, _)) => TimeUnit::Nanosecond,
         Some(DataType::Int64) => TimeUnit::Raw,
         _ => TimeUnit::Millisecond,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use arrow_array::{BinaryArray, Int32Array};
+    use arrow_schema::Field;
+    use datafusion::logical_expr::Operator;
+    use datafusion::physical_expr::expressions::{col, lit, BinaryExpr};
+    use datafusion::physical_optimizer::pruning::PruningPredicateBuilder;
+    use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
+
+    use crate::datafusion::metrics::TsFileScanMetrics;
+
+    fn schema() -> Arc<Schema> {
+        Arc::new(Schema::new(vec![Field::new("a", DataType::Int32, true)]))
+    }
+
+    /// `a > 5` as a pruning predicate.
+    fn a_gt_5() -> Arc<PruningPredicate> {
+        let s = schema();
+        let e = Arc::new(BinaryExpr::new(col("a", &s).unwrap(), Operator::Gt, lit(5i32)));
+        PruningPredicateBuilder::new().with_file_schema(s).build(e).unwrap()
+    }
+
+    /// Statistics of two containers whose `a` minima/maxima cannot be read as Int32 (binary
+    /// values, which do not cast) or are the wrong number of values, so evaluating fails.
+    struct Broken {
+        wrong_length: bool,
+    }
+
+    impl PruningStatistics for Broken {
+        fn min_values(&self, _column: &Column) -> Option<ArrayRef> {
+            if self.wrong_length {
+                Some(Arc::new(Int32Array::from(vec![1])))
+            } else {
+                Some(Arc::new(BinaryArray::from(vec![&b"x"[..], &b"y"[..]])))
+            }
+        }
+        fn max_values(&self, column: &Column) -> Option<ArrayRef> {
+            self.min_values(column)
+        }
+        fn num_containers(&self) -> usize {
+            2
+        }
+        fn null_counts(&self, _column: &Column) -> Option<ArrayRef> {
+            None
+        }
+        fn row_counts(&self) -> Option<ArrayRef> {
+            None
+        }
+        fn contained(&self, _column: &Column, _values: &HashSet<ScalarValue>) -> Option<BooleanArray> {
+            None
+        }
+    }
+
+    #[test]
+    fn test_prune_or_keep_prunes_by_statistics() {
+        let metrics = TsFileScanMetrics::new(&ExecutionPlanMetricsSet::new(), 0, "f");
+        let mut stats = ContainerStats::new(schema());
+        for (lo, hi) in [(0, 3), (4, 9), (10, 20)] {
+            let stat =
+                ColumnStat { min: Some(ScalarValue::Int32(Some(lo))), max: Some(ScalarValue::Int32(Some(hi))), nulls: Some(0) };
+            stats.push(5, vec![stat]);
+        }
+        let keep = prune_or_keep(&a_gt_5(), &stats, &metrics.predicate_evaluation_errors);
+        assert_eq!(keep, vec![false, true, true]);
+        assert_eq!(metrics.predicate_evaluation_errors.value(), 0);
+    }
+
+    #[test]
+    fn test_prune_or_keep_keeps_every_container_on_an_evaluation_error_and_counts_it() {
+        let metrics = TsFileScanMetrics::new(&ExecutionPlanMetricsSet::new(), 0, "f");
+        let pp = a_gt_5();
+        for wrong_length in [false, true] {
+            let broken = Broken { wrong_length };
+            assert!(pp.prune(&broken).is_err(), "the statistics make evaluation fail (wrong_length {wrong_length})");
+            assert_eq!(prune_or_keep(&pp, &broken, &metrics.predicate_evaluation_errors), vec![true, true]);
+        }
+        assert_eq!(metrics.predicate_evaluation_errors.value(), 2);
     }
 }

@@ -86,6 +86,7 @@ impl FileSource for TsFileSource {
         let file_schema = self.table_schema.file_schema().clone();
         let opener = Arc::new(TsFileOpener {
             store: object_store,
+            store_url: base_config.object_store_url.clone(),
             file_schema: file_schema.clone(),
             file_indices: self.projection.file_indices.clone(),
             predicate: if self.options.disable_pruning { None } else { self.predicate.clone() },

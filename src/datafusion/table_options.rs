@@ -4,7 +4,9 @@
 //! built-in formats (CSV, JSON, Parquet) may carry when a session checks options against its
 //! table options — as datafusion-cli does before creating a table. Registering this
 //! extension lets every TsFile option also be spelled `tsfile.<key>`, which such sessions
-//! accept; the values are checked with the same rules as [`TsFileReadOptions::apply`].
+//! accept; the keys and values are checked with the same rules as
+//! [`TsFileReadOptions::apply`], and each entry is described by its option's doc in
+//! [`OPTIONS`](crate::datafusion::options::OPTIONS).
 
 use std::any::Any;
 use std::collections::{BTreeMap, HashMap};
@@ -12,7 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 use datafusion::common::config::{ConfigEntry, ConfigExtension, ExtensionOptions};
 use datafusion::common::{DataFusionError, Result};
 
-use crate::datafusion::options::TsFileReadOptions;
+use crate::datafusion::options::{OptionDef, TsFileReadOptions};
 
 /// TsFile table options registered as the `tsfile` table-options extension of a session
 /// (done by [`register_tsfile_format`](crate::datafusion::register_tsfile_format)).
@@ -67,7 +69,7 @@ impl ExtensionOptions for TsFileTableOptions {
                 key: format!("tsfile.{k}"),
                 // Keys are never shown (SHOW ALL, information_schema, EXPLAIN).
                 value: Some(if k == "master_key" { "<redacted>".to_string() } else { v.clone() }),
-                description: "TsFile table option",
+                description: OptionDef::find(k).map_or("TsFile table option", |o| o.doc),
             })
             .collect()
     }
@@ -84,6 +86,7 @@ mod tests {
         o.set("time_unit", "us").unwrap();
         assert_eq!(o.entries().len(), 2);
         assert_eq!(o.entries()[0].key, "tsfile.table");
+        assert_eq!(o.entries()[0].description, "the TsFile table to expose (needed when the files hold several)");
         o.set("tsfile.master_key", "tsfile-rs-master").unwrap();
         let shown = format!("{:?} {o:?}", o.entries());
         assert!(shown.contains("<redacted>") && !shown.contains("tsfile-rs"), "{shown}");

@@ -28,7 +28,7 @@ use futures::{StreamExt, TryStreamExt};
 
 use crate::arrow::batch::{assemble_batches, ColumnSource};
 use crate::datafusion::file_scan::FileScan;
-use crate::datafusion::pruning::{time_column_stat, value_column_stat, ColumnStat, ContainerStats};
+use crate::datafusion::pruning::{prune_or_keep, time_column_stat, value_column_stat, ColumnStat, ContainerStats};
 use crate::datafusion::tree::{container, device_container, source_field, time_stat, tree_roles, TreeDevice, TreeMeta, TreeRole};
 use crate::format::{FileReader, Statistics, TsDataType};
 use crate::io::RangeSource;
@@ -63,7 +63,7 @@ impl TreeScan {
     /// The stream of batches of the devices starting in `range` (all devices when `None`).
     pub(crate) fn stream(self, range: Option<(u64, u64)>) -> Result<BoxStream<'static, Result<RecordBatch>>> {
         let owned = self.file.owned_devices(self.tree.devices.iter().map(|d| d.first_offset), range);
-        let devices = self.prune_devices(owned)?;
+        let devices = self.prune_devices(owned);
         let scan = Arc::new(self);
         Ok(futures::stream::iter(devices)
             .then(move |i| {
@@ -76,7 +76,7 @@ impl TreeScan {
     }
 
     /// Devices that may hold matching rows (devices without any point never do).
-    fn prune_devices(&self, owned: Vec<usize>) -> Result<Vec<usize>> {
+    fn prune_devices(&self, owned: Vec<usize>) -> Vec<usize> {
         let before = owned.len();
         let owned: Vec<usize> =
             owned.into_iter().filter(|&i| self.tree.devices.get(i).is_some_and(|d| d.rows_bound() > 0)).collect();
@@ -90,12 +90,12 @@ impl TreeScan {
                         stats.push(rows, cols);
                     }
                 }
-                let keep = pp.prune(&stats)?;
+                let keep = prune_or_keep(pp, &stats, &self.file.metrics.predicate_evaluation_errors);
                 owned.into_iter().zip(keep).filter(|(_, k)| *k).map(|(i, _)| i).collect()
             }
         };
         self.file.metrics.devices_pruned.add(before - kept.len());
-        Ok(kept)
+        kept
     }
 
     /// The projected measurements, in output order.
@@ -126,8 +126,8 @@ impl TreeScan {
         self.file.fetch(ranges).await
     }
 
-    /// Keep flags of containers (`true` when no predicate, or on a pruning error: statistics
-    /// are an optimisation only).
+    /// Keep flags of containers (`true` when no predicate, or on a pruning error: see
+    /// [`prune_or_keep`]).
     fn keep(&self, containers: impl IntoIterator<Item = (u64, Vec<ColumnStat>)>) -> Vec<bool> {
         let mut stats = ContainerStats::new(self.file.schema.clone());
         for (rows, cols) in containers {
@@ -136,7 +136,7 @@ impl TreeScan {
         let n = stats.num_containers();
         match &self.file.pruning {
             None => vec![true; n],
-            Some(pp) => pp.prune(&stats).unwrap_or_else(|_| vec![true; n]),
+            Some(pp) => prune_or_keep(pp, &stats, &self.file.metrics.predicate_evaluation_errors),
         }
     }
 

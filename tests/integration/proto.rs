@@ -47,6 +47,7 @@ const PRUNING_METRICS: &[&str] = &[
     "chunks_pruned",
     "pages_total",
     "pages_pruned",
+    "predicate_evaluation_errors",
     "rows_decoded",
 ];
 

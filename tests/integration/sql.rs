@@ -160,6 +160,12 @@ fn test_sql_pruning_metrics_on_sample() {
         let (b, plan) = run(&c, "SELECT count(*) FROM w WHERE energy_wh < 0").await;
         assert_eq!(count_rows(&b), 1);
         assert_eq!(metric(&plan, "devices_pruned"), metric(&plan, "devices_total"));
+        // Statistics that evaluate cleanly count no predicate errors; EXPLAIN ANALYZE shows the metric.
+        assert_eq!(metric(&plan, "predicate_evaluation_errors"), 0);
+        let explained =
+            c.sql("EXPLAIN ANALYZE SELECT count(*) FROM w WHERE energy_wh < 0").await.unwrap().collect().await.unwrap();
+        let text = datafusion::arrow::util::pretty::pretty_format_batches(&explained).unwrap().to_string();
+        assert!(text.contains("predicate_evaluation_errors=0"), "{text}");
     });
 }
 
@@ -493,5 +499,101 @@ fn test_ranges_cut_anywhere_read_every_device_once() {
             assert_eq!(rows, 1_006_239, "cuts {cuts:?}");
             assert_eq!(owner.len(), 300, "cuts {cuts:?}");
         }
+    });
+}
+
+/// Errors name a local file as the user wrote it: the absolute path with its leading `/`
+/// (not the object-store path `tmp/...`), in schema inference, scans, statistics
+/// aggregates and `tsfile_metadata`.
+#[test]
+fn test_sql_errors_name_local_files_by_absolute_path() {
+    let dir = std::env::temp_dir().join(format!("tsfile-errname-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let bytes = std::fs::read(repo_path("data/sample.tsfile")).unwrap();
+    let cut = dir.join("cut.tsfile");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let path = cut.to_str().unwrap().to_string();
+    assert!(path.starts_with('/'));
+    block_on(async {
+        let c = ctx(1);
+        let e = register_tsfile(&c, "t", &[path.as_str()], TsFileReadOptions::default()).await.unwrap_err().to_string();
+        assert!(e.contains(&format!("file {path}: ")), "{e}");
+        let c = SessionContext::new().enable_url_table();
+        register_tsfile_format(&c).unwrap();
+        c.register_udtf("tsfile_metadata", Arc::new(datafusion_tsfile::datafusion::TsFileMetadataFunc));
+        for sql in [format!("SELECT count(*) FROM '{path}'"), format!("SELECT * FROM tsfile_metadata('{path}')")] {
+            let e = match c.sql(&sql).await {
+                Ok(df) => df.collect().await.unwrap_err().to_string(),
+                Err(e) => e.to_string(),
+            };
+            assert!(e.contains(&format!("file {path}: ")), "{sql}: {e}");
+        }
+    });
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// A pruning predicate whose evaluation against statistics fails (an INT64 column compared
+/// with a string) never fails the scan and never prunes: every unit is read, and the failures are counted in
+/// `predicate_evaluation_errors`.
+#[test]
+fn test_failing_pruning_predicate_keeps_every_unit_and_counts_errors() {
+    use datafusion::common::ScalarValue;
+    use datafusion::datasource::file_format::FileFormat;
+    use datafusion::datasource::listing::PartitionedFile;
+    use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder};
+    use datafusion::datasource::source::DataSourceExec;
+    use datafusion::datasource::table_schema::TableSchema;
+    use datafusion::execution::object_store::ObjectStoreUrl;
+    use datafusion::logical_expr::Operator;
+    use datafusion::physical_expr::expressions::{col, lit, BinaryExpr};
+    use datafusion::physical_expr::PhysicalExpr;
+    use datafusion_tsfile::datafusion::metadata::MetadataCache;
+    use datafusion_tsfile::datafusion::{TsFileFormat, TsFileSource};
+    use object_store::ObjectStoreExt;
+
+    let path = repo_path("data/sample.tsfile");
+    block_on(async {
+        let c = ctx(1);
+        let format = TsFileFormat::new(TsFileReadOptions::default());
+        let store = c.runtime_env().object_store(ObjectStoreUrl::local_filesystem()).unwrap();
+        let meta = store.head(&object_store::path::Path::from_filesystem_path(&path).unwrap()).await.unwrap();
+        let schema = format.infer_schema(&c.state(), &store, std::slice::from_ref(&meta)).await.unwrap();
+        let device: Arc<dyn PhysicalExpr> = Arc::new(BinaryExpr::new(
+            col("device", &schema).unwrap(),
+            Operator::Eq,
+            lit(ScalarValue::Utf8(Some("ws-north-1-8".to_string()))),
+        ));
+        // A type mismatch: INT64 `energy_wh` compared with a string cannot be evaluated.
+        let mismatch: Arc<dyn PhysicalExpr> = Arc::new(BinaryExpr::new(
+            col("energy_wh", &schema).unwrap(),
+            Operator::Gt,
+            lit(ScalarValue::Utf8(Some("5".to_string()))),
+        ));
+        let scan = |predicate: Arc<dyn PhysicalExpr>| {
+            let source = TsFileSource::new(
+                TableSchema::from(schema.clone()),
+                TsFileReadOptions::default(),
+                Arc::new(MetadataCache::new()),
+            )
+            .with_predicate(Some(predicate));
+            let group = FileGroup::new(vec![PartitionedFile::new_from_meta(meta.clone())]);
+            let config = FileScanConfigBuilder::new(ObjectStoreUrl::local_filesystem(), Arc::new(source))
+                .with_file_groups(vec![group])
+                .build();
+            DataSourceExec::from_data_source(config) as Arc<dyn ExecutionPlan>
+        };
+        // The device predicate alone prunes 299 of 300 devices without errors.
+        let plan = scan(device.clone());
+        let rows = count_rows(&collect(plan.clone(), c.task_ctx()).await.unwrap());
+        assert_eq!((rows, metric(&plan, "devices_pruned"), metric(&plan, "predicate_evaluation_errors")), (3621, 299, 0));
+        // With the mismatch first (evaluated on every container) nothing is pruned, every row
+        // is read and the query does not fail.
+        let and: Arc<dyn PhysicalExpr> = Arc::new(BinaryExpr::new(mismatch, Operator::And, device));
+        let plan = scan(and);
+        let rows = count_rows(&collect(plan.clone(), c.task_ctx()).await.unwrap());
+        assert_eq!(rows, 1_006_239);
+        assert_eq!(metric(&plan, "devices_pruned"), 0);
+        assert!(metric(&plan, "predicate_evaluation_errors") >= 1, "{}", metric(&plan, "predicate_evaluation_errors"));
     });
 }

@@ -30,7 +30,7 @@ use tokio::sync::OnceCell;
 use super::accumulate::{column, Acc};
 use super::parts::device_part;
 use super::AggSpec;
-use crate::datafusion::errors::df_err;
+use crate::datafusion::errors::{df_err, url_file_name};
 use crate::datafusion::file_scan::devices_in_range;
 use crate::datafusion::metadata::MetadataCache;
 use crate::datafusion::options::TsFileReadOptions;
@@ -228,7 +228,7 @@ async fn answer(
             // The file lacks the table: no rows.
             continue;
         }
-        let tmeta = meta.table(&table).map_err(|e| df_err(e.in_file(&file.object_meta.location)))?;
+        let tmeta = meta.table(&table).map_err(|e| df_err(e.in_file(url_file_name(&q.store_url, &file.object_meta.location))))?;
         let tag_order: Vec<&str> = tmeta.schema.tag_columns().map(|c| c.name.as_str()).collect();
         // DeviceID segment of each grouped TAG column (None: not a TAG of this file).
         let segments: Vec<Option<usize>> =
