@@ -48,7 +48,7 @@ pub use format::{TsFileFormat, TsFileFormatFactory, TSFILE_EXTENSION};
 pub use metadata::MetadataCache;
 pub use metadata_fn::{TsFileMetadataFunc, TsFileMetadataTable};
 pub use metrics::TsFileScanMetrics;
-pub use options::{TreeMixedTypes, TsFileReadOptions};
+pub use options::{options_markdown, OptionDef, TreeMixedTypes, TsFileReadOptions, OPTIONS};
 #[cfg(feature = "proto")]
 pub use proto::{TsFileLogicalCodec, TsFilePhysicalCodec};
 pub use source::TsFileSource;

@@ -548,7 +548,7 @@ fn test_failing_pruning_predicate_keeps_every_unit_and_counts_errors() {
     use datafusion::logical_expr::Operator;
     use datafusion::physical_expr::expressions::{col, lit, BinaryExpr};
     use datafusion::physical_expr::PhysicalExpr;
-    use datafusion_tsfile::datafusion::metadata::MetadataCache;
+    use datafusion_tsfile::datafusion::MetadataCache;
     use datafusion_tsfile::datafusion::{TsFileFormat, TsFileSource};
     use object_store::ObjectStoreExt;
 
