@@ -12,13 +12,9 @@
 
 use arrow_buffer::BooleanBufferBuilder;
 
+use crate::encoding::corrupt;
 use crate::encoding::plain::read_uvarint;
-use crate::error::{Result, TsFileError};
-
-#[cold]
-fn corrupt(what: &str, detail: String) -> TsFileError {
-    TsFileError::corrupt(what, None, detail)
-}
+use crate::error::Result;
 
 fn decode(data: &[u8], count: usize, out: &mut Vec<i32>, what: &str) -> Result<()> {
     let mut produced = 0usize;
@@ -136,6 +132,7 @@ pub mod encode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::TsFileError;
     use proptest::prelude::*;
 
     fn h(s: &str) -> Vec<u8> {

@@ -226,6 +226,13 @@ impl BinaryValues {
     }
 }
 
+/// A [`TsFileError::Corrupt`] without a file offset (the `read` layer adds it): `what` names
+/// the stream (e.g. `"TS_2DIFF INT64 stream"`), `detail` the position and the defect.
+#[cold]
+pub(crate) fn corrupt(what: &str, detail: impl Into<String>) -> TsFileError {
+    TsFileError::corrupt(what, None, detail)
+}
+
 fn unsupported(encoding: Encoding, data_type: TsDataType) -> TsFileError {
     TsFileError::unsupported(format!("encoding {encoding} for {data_type}"))
 }

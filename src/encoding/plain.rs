@@ -13,8 +13,9 @@
 
 use arrow_buffer::BooleanBufferBuilder;
 
+use crate::encoding::corrupt;
 use crate::encoding::BinaryValues;
-use crate::error::{Result, TsFileError};
+use crate::error::Result;
 
 /// Why a UVarInt could not be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,11 +75,6 @@ pub(crate) fn unzigzag32(u: u32) -> i32 {
 #[inline(always)]
 pub(crate) fn read_varint(data: &[u8], pos: usize) -> std::result::Result<(i32, usize), VarIntError> {
     read_uvarint(data, pos).map(|(u, p)| (unzigzag32(u), p))
-}
-
-#[cold]
-fn corrupt(what: &str, detail: String) -> TsFileError {
-    TsFileError::corrupt(what, None, detail)
 }
 
 /// Check that exactly `count` fixed-size values of `size` bytes make up `data`.
@@ -324,6 +320,7 @@ pub mod encode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::TsFileError;
     use proptest::prelude::*;
 
     fn bools(data: &[u8], count: usize) -> Result<Vec<bool>> {

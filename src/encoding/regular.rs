@@ -15,12 +15,8 @@
 //! Current writers never produce this encoding.
 
 use crate::encoding::bits::PackedInt;
-use crate::error::{Result, TsFileError};
-
-#[cold]
-fn corrupt(what: &str, detail: String) -> TsFileError {
-    TsFileError::corrupt(what, None, detail)
-}
+use crate::encoding::corrupt;
+use crate::error::Result;
 
 /// Number of set bits among the first `slots` bits of an LSB-first bitmap.
 fn present_slots(bitmap: &[u8], slots: usize) -> usize {

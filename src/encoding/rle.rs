@@ -20,17 +20,13 @@
 use arrow_buffer::BooleanBufferBuilder;
 
 use crate::encoding::bits::{self, PackedInt};
+use crate::encoding::corrupt;
 use crate::encoding::plain::read_uvarint;
 use crate::encoding::ts2diff::{FloatWrapper, ScaledFloat};
-use crate::error::{Result, TsFileError};
+use crate::error::Result;
 
 /// Values unpacked per call into the scratch buffer (eight groups).
 const CHUNK: usize = 64;
-
-#[cold]
-fn corrupt(what: &str, detail: String) -> TsFileError {
-    TsFileError::corrupt(what, None, detail)
-}
 
 /// Integer lanes of RLE: how a repeated run stores its value.
 pub(crate) trait RleInt: PackedInt {
@@ -325,6 +321,7 @@ pub mod encode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::TsFileError;
     use proptest::prelude::*;
 
     fn h(s: &str) -> Vec<u8> {

@@ -20,6 +20,7 @@
 //! ([`crate::encoding::check`]).
 
 use crate::encoding::bits::BitReader;
+use crate::encoding::corrupt;
 use crate::encoding::gorilla::retag;
 use crate::encoding::{gorilla, rle, SprintzProduct};
 use crate::error::{Result, TsFileError};
@@ -45,11 +46,6 @@ pub fn decode_f32(data: &[u8], count: usize, out: &mut Vec<f32>) -> Result<()> {
 /// product rule, appending them to `out`.
 pub fn decode_f64(data: &[u8], count: usize, out: &mut Vec<f64>, product: SprintzProduct) -> Result<()> {
     decode::<F64>(data, count, out, product)
-}
-
-#[cold]
-fn corrupt(what: &str, detail: String) -> TsFileError {
-    TsFileError::corrupt(what, None, detail)
 }
 
 /// One value type: how its first value, blocks and tail are stored.

@@ -27,17 +27,13 @@
 //! bitmap or with its scaled bit set, it is `x / 10^mpn` (in `f64`); otherwise `x` itself.
 
 use crate::encoding::bits::{self, PackedInt};
+use crate::encoding::corrupt;
 use crate::encoding::plain::read_uvarint;
 use crate::error::{Result, TsFileError};
 
 /// Deltas unpacked per call into the scratch buffer (a multiple of 8, so every chunk starts
 /// on a byte boundary).
 const CHUNK: usize = 128;
-
-#[cold]
-fn corrupt(what: &str, detail: String) -> TsFileError {
-    TsFileError::corrupt(what, None, detail)
-}
 
 /// How many values the blocks may produce.
 #[derive(Clone, Copy)]

@@ -9,13 +9,9 @@
 //! INT32 values use 32-bit zig-zag and at most 5 bytes; INT64 values use 64-bit zig-zag
 //! and at most 10 bytes.
 
+use crate::encoding::corrupt;
 use crate::encoding::plain::{read_uvarint, unzigzag32, VarIntError};
-use crate::error::{Result, TsFileError};
-
-#[cold]
-fn corrupt(what: &str, detail: String) -> TsFileError {
-    TsFileError::corrupt(what, None, detail)
-}
+use crate::error::Result;
 
 /// A value type with its LEB128 zig-zag reader.
 trait ZigzagInt: Copy {
@@ -146,6 +142,7 @@ pub mod encode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::TsFileError;
     use proptest::prelude::*;
 
     fn h(s: &str) -> Vec<u8> {
