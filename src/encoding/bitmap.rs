@@ -51,7 +51,7 @@ fn decode(data: &[u8], count: usize, out: &mut Vec<i32>, what: &str) -> Result<(
             let bm = body
                 .get(q2..q2 + bm_len)
                 .ok_or_else(|| corrupt(what, format!("entry at byte {entry}: bitmap of {bm_len} bytes truncated")))?;
-            for (i, (slot, seen)) in out[base..].iter_mut().zip(covered.iter_mut()).enumerate() {
+            for (i, (slot, seen)) in out.iter_mut().skip(base).zip(covered.iter_mut()).enumerate() {
                 if bm.get(i / 8).is_some_and(|b| b & (0x80 >> (i % 8)) != 0) {
                     if *seen {
                         return Err(corrupt(what, format!("entry at byte {entry}: row {} already has a value", produced + i)));
@@ -97,6 +97,8 @@ pub fn decode_i32(data: &[u8], count: usize, out: &mut Vec<i32>) -> Result<()> {
 /// Test-only BITMAP encoder (feature `encoders`).
 #[cfg(any(test, feature = "encoders"))]
 pub mod encode {
+    // why: a test-only encoder (feature `encoders`, for tests and benches) that never reads file data.
+    #![allow(clippy::cast_possible_truncation, clippy::indexing_slicing)]
     use crate::encoding::plain::encode::uvarint;
 
     /// One pack: entries in first-appearance order.

@@ -91,8 +91,10 @@ pub fn decode_binary_with(data: &[u8], count: usize, out: &mut BinaryValues, opt
     for &ix in &indices {
         if let Some(e) = entries.get(ix as u32 as usize) {
             out.data.extend_from_slice(e);
-            // Bounded by the check above.
-            out.offsets.push(out.data.len() as i32);
+            // why: bounded by the `i32::MAX` check of `end` above, so the offset fits.
+            #[allow(clippy::cast_possible_truncation)]
+            let offset = out.data.len() as i32;
+            out.offsets.push(offset);
         }
     }
     Ok(())
@@ -101,6 +103,8 @@ pub fn decode_binary_with(data: &[u8], count: usize, out: &mut BinaryValues, opt
 /// Test-only DICTIONARY encoder (feature `encoders`).
 #[cfg(any(test, feature = "encoders"))]
 pub mod encode {
+    // why: a test-only encoder (feature `encoders`, for tests and benches) that never reads file data.
+    #![allow(clippy::cast_possible_truncation, clippy::indexing_slicing)]
     use crate::encoding::plain::encode::varint;
     use crate::encoding::rle;
 

@@ -389,7 +389,7 @@ pub fn decode_binary(
 /// `first` (computed from the offsets) against `max_string_bytes`.
 pub(crate) fn check_longest_since(out: &BinaryValues, first: usize, opts: &DecodeOptions, data_type: TsDataType) -> Result<()> {
     let new_offsets = out.offsets.get(first..).unwrap_or(&[]);
-    let longest = new_offsets.windows(2).map(|w| w[1].saturating_sub(w[0])).max().unwrap_or(0);
+    let longest = new_offsets.iter().zip(new_offsets.iter().skip(1)).map(|(a, b)| b.saturating_sub(*a)).max().unwrap_or(0);
     let longest = usize::try_from(longest).unwrap_or(0);
     check_string_len(longest, opts, &format!("{data_type} value"))
 }

@@ -247,8 +247,10 @@ fn decode_binary_upto(data: &[u8], count: usize, skip: usize, stop: usize, out: 
                     }
                     _ => out.data.extend_from_slice(bytes),
                 }
-                // In range: checked by `fits` above.
-                out.offsets.push((at + len) as i32);
+                // why: in range of i32, checked by `fits` above.
+                #[allow(clippy::cast_possible_truncation)]
+                let offset = (at + len) as i32;
+                out.offsets.push(offset);
             }
         }
         pos = start + len;
@@ -262,6 +264,8 @@ const SHORT: usize = 16;
 /// Test-only PLAIN encoders (feature `encoders`), the exact inverse of the decoders.
 #[cfg(any(test, feature = "encoders"))]
 pub mod encode {
+    // why: a test-only encoder (feature `encoders`, for tests and benches) that never reads file data.
+    #![allow(clippy::cast_possible_truncation, clippy::indexing_slicing)]
     /// Append a 32-bit UVarInt (LEB128).
     pub fn uvarint(mut v: u32, out: &mut Vec<u8>) {
         while v >= 0x80 {

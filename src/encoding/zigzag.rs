@@ -102,6 +102,8 @@ pub fn decode_i64(data: &[u8], count: usize, out: &mut Vec<i64>) -> Result<()> {
 /// Test-only ZIGZAG encoders (feature `encoders`): one group per call.
 #[cfg(any(test, feature = "encoders"))]
 pub mod encode {
+    // why: a test-only encoder (feature `encoders`, for tests and benches) that never reads file data.
+    #![allow(clippy::cast_possible_truncation, clippy::indexing_slicing)]
     use crate::encoding::plain::encode::uvarint;
 
     fn leb128(mut u: u64, out: &mut Vec<u8>) {
