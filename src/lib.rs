@@ -14,7 +14,13 @@
 //! * `io` — async range reads from an `object_store` (feature `object_store`).
 //! * `datafusion` — `FileFormat`, scan, pruning and `TableProvider` (feature `datafusion`).
 #![warn(missing_docs)]
-#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+// Test code may unwrap, index and cast freely. The format, compression, encoding and read
+// layers warn on truncating casts and indexing with `cfg_attr(not(test), ..)`: a module's own
+// `warn` would override this crate-level `allow` in its `mod tests`.
+#![cfg_attr(
+    test,
+    allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::cast_possible_truncation, clippy::indexing_slicing)
+)]
 
 pub mod arrow;
 pub mod compression;

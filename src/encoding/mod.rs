@@ -15,6 +15,7 @@
 //!
 //! Errors are [`TsFileError::Corrupt`] naming the encoding and the position inside the stream;
 //! the `read` layer adds the file offset, series and page.
+#![cfg_attr(not(test), warn(clippy::cast_possible_truncation, clippy::indexing_slicing))]
 
 use arrow_buffer::BooleanBufferBuilder;
 
