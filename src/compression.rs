@@ -38,6 +38,7 @@
 //! its output without limit, and the other port is GPL-licensed. The decoder below follows
 //! the LZO1X bitstream as documented by lzokay (MIT) and checks every literal run and
 //! back-reference against the input and the fixed-size output.
+#![cfg_attr(not(test), warn(clippy::cast_possible_truncation, clippy::indexing_slicing))]
 
 use std::cell::RefCell;
 use std::io::{self, Read, Write};

@@ -19,7 +19,13 @@
 //! columns with nulls) and `io` (async range reads from an `object_store`). A lower layer
 //! never imports a higher one; ARCHITECTURE.md has the table.
 #![warn(missing_docs)]
-#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+// Test code may unwrap, index and cast freely. The format, compression, encoding and read
+// layers warn on truncating casts and indexing with `cfg_attr(not(test), ..)`: a module's own
+// `warn` would override this crate-level `allow` in its `mod tests`.
+#![cfg_attr(
+    test,
+    allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::cast_possible_truncation, clippy::indexing_slicing)
+)]
 
 /// An internal layer: a public module with the feature `experimental` (benches, fuzz targets,
 /// tools that decode pages themselves; no stability promise), private to the crate otherwise.

@@ -12,13 +12,9 @@
 
 use arrow_buffer::BooleanBufferBuilder;
 
+use crate::encoding::corrupt;
 use crate::encoding::plain::read_uvarint;
-use crate::error::{Result, TsFileError};
-
-#[cold]
-fn corrupt(what: &str, detail: String) -> TsFileError {
-    TsFileError::corrupt(what, None, detail)
-}
+use crate::error::Result;
 
 fn decode(data: &[u8], count: usize, out: &mut Vec<i32>, what: &str) -> Result<()> {
     let mut produced = 0usize;
@@ -55,7 +51,7 @@ fn decode(data: &[u8], count: usize, out: &mut Vec<i32>, what: &str) -> Result<(
             let bm = body
                 .get(q2..q2 + bm_len)
                 .ok_or_else(|| corrupt(what, format!("entry at byte {entry}: bitmap of {bm_len} bytes truncated")))?;
-            for (i, (slot, seen)) in out[base..].iter_mut().zip(covered.iter_mut()).enumerate() {
+            for (i, (slot, seen)) in out.iter_mut().skip(base).zip(covered.iter_mut()).enumerate() {
                 if bm.get(i / 8).is_some_and(|b| b & (0x80 >> (i % 8)) != 0) {
                     if *seen {
                         return Err(corrupt(what, format!("entry at byte {entry}: row {} already has a value", produced + i)));
@@ -101,6 +97,8 @@ pub fn decode_i32(data: &[u8], count: usize, out: &mut Vec<i32>) -> Result<()> {
 /// Test-only BITMAP encoder (feature `encoders`).
 #[cfg(any(test, feature = "encoders"))]
 pub mod encode {
+    // why: a test-only encoder (feature `encoders`, for tests and benches) that never reads file data.
+    #![allow(clippy::cast_possible_truncation, clippy::indexing_slicing)]
     use crate::encoding::plain::encode::uvarint;
 
     /// One pack: entries in first-appearance order.
@@ -136,6 +134,7 @@ pub mod encode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::TsFileError;
     use proptest::prelude::*;
 
     fn h(s: &str) -> Vec<u8> {

@@ -66,7 +66,9 @@ impl<'a> BitReader<'a> {
             None => {
                 let mut a = [0u8; 8];
                 let tail = self.data.get(byte..).unwrap_or(&[]);
-                a[..tail.len()].copy_from_slice(tail);
+                if let Some(d) = a.get_mut(..tail.len()) {
+                    d.copy_from_slice(tail);
+                }
                 u64::from_be_bytes(a)
             }
         }
@@ -103,7 +105,7 @@ impl<'a> BitReader<'a> {
     #[inline]
     fn read_unchecked_le56(&mut self, n: u32) -> u64 {
         let word = self.load_be_u64(self.pos / 8);
-        let shift = (self.pos % 8) as u32;
+        let shift = self.pos % 8;
         self.pos += n as usize;
         (word << shift) >> (64 - n)
     }
@@ -212,15 +214,24 @@ fn unpack8<const W: usize>(win: &[u8; WINDOW], out: &mut [u64; 8]) {
     for (i, o) in out.iter_mut().enumerate() {
         let bit = i * W;
         let byte = bit / 8;
-        let shift = (bit % 8) as u32;
+        let shift = bit % 8;
         *o = if W + 7 <= 64 {
+            // why: byte + 8 <= 7 * W / 8 + 8 <= 64 < WINDOW; constant after unrolling, checked at compile time.
+            #[allow(clippy::indexing_slicing)]
+            let s = &win[byte..byte + 8];
             let mut a = [0u8; 8];
-            a.copy_from_slice(&win[byte..byte + 8]);
-            (u64::from_be_bytes(a) << shift) >> (64 - W as u32)
+            a.copy_from_slice(s);
+            (u64::from_be_bytes(a) << shift) >> (64 - W)
         } else {
+            // why: byte + 16 <= 7 * 64 / 8 + 16 = WINDOW; constant after unrolling, checked at compile time.
+            #[allow(clippy::indexing_slicing)]
+            let s = &win[byte..byte + 16];
             let mut a = [0u8; 16];
-            a.copy_from_slice(&win[byte..byte + 16]);
-            ((u128::from_be_bytes(a) << shift) >> (128 - W as u32)) as u64
+            a.copy_from_slice(s);
+            // why: shifted right by 128 - W with W <= 64, the value has at most 64 significant bits.
+            #[allow(clippy::cast_possible_truncation)]
+            let v = ((u128::from_be_bytes(a) << shift) >> (128 - W)) as u64;
+            v
         };
     }
 }
@@ -248,6 +259,8 @@ impl PackedInt for i32 {
     const BYTES: usize = 4;
     const NAME: &'static str = "INT32";
     #[inline(always)]
+    // why: keeping the low 32 bits is the contract ("the low bits of `v`, reinterpreted").
+    #[allow(clippy::cast_possible_truncation)]
     fn from_u64(v: u64) -> Self {
         v as u32 as i32
     }
@@ -256,6 +269,8 @@ impl PackedInt for i32 {
         i32::wrapping_add(self, other)
     }
     #[inline(always)]
+    // why: a product wrapped mod 2^32 depends only on `k` mod 2^32, which is what the cast keeps.
+    #[allow(clippy::cast_possible_truncation)]
     fn wrapping_mul_usize(self, k: usize) -> Self {
         i32::wrapping_mul(self, k as u32 as i32)
     }
@@ -304,6 +319,8 @@ pub struct BitWriter {
 }
 
 #[cfg(any(test, feature = "encoders"))]
+// why: a test-only encoder (feature `encoders`, for tests and benches) that never reads file data.
+#[allow(clippy::cast_possible_truncation, clippy::indexing_slicing)]
 impl BitWriter {
     /// An empty writer.
     pub fn new() -> Self {

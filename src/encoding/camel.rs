@@ -119,6 +119,8 @@ fn decode_block(block: &[u8], nbits: usize, at: usize, count: usize, produced: &
     let first = f64::from_bits(r.read(64)?);
     push(first, produced, out)?;
     // Java `(long)` cast: toward zero, saturating, NaN -> 0 (Rust `as` does the same).
+    // why: dropping the fraction is the writer's predictor (the Java `(long)` cast above).
+    #[allow(clippy::cast_possible_truncation)]
     let mut int_prev: i64 = first as i64;
     let mut prev_bits = canonical_bits(first);
     let mut window: Option<(u32, u32)> = None;
@@ -147,7 +149,8 @@ fn decode_block(block: &[u8], nbits: usize, at: usize, count: usize, produced: &
         push(value, produced, out)?;
         prev_bits = xor_ref;
     }
-    let pad = (block.len() * 8 - nbits) as u32;
+    let pad = u32::try_from(block.len() * 8 - nbits)
+        .map_err(|_| TsFileError::corrupt(WHAT, None, format!("block at byte {at}: {nbits} bits in {} bytes", block.len())))?;
     if r.read(pad)? != 0 {
         return Err(TsFileError::corrupt(WHAT, None, format!("non-zero padding after bit {nbits} of the block at byte {at}")));
     }
@@ -192,6 +195,8 @@ fn read_decimal(r: &mut BitReader<'_>, int_prev: &mut i64, vstart: usize, at: us
         ));
     }
     let has_xor = r.read_bit()?;
+    // why: c <= MAX_DECIMALS (checked above).
+    #[allow(clippy::cast_possible_truncation)]
     let hi = if has_xor { r.read(c as u32)? } else { 0 };
     let m = read_varlong(r, at)?;
     let p = pow10(c);
@@ -202,6 +207,8 @@ fn read_decimal(r: &mut BitReader<'_>, int_prev: &mut i64, vstart: usize, at: us
         m as f64 / p
     };
     // Java Math.round: floor(x + 0.5) cast to long (saturating, NaN -> 0).
+    // why: the saturating float-to-integer cast is Java's Math.round, which the writer used.
+    #[allow(clippy::cast_possible_truncation)]
     let dec = (frac * p + 0.5).floor() as i64 as f64;
     let ip = *int_prev as f64;
     Ok(if *int_prev >= 0 { (ip * p + dec) / p } else { -(ip * p + dec) / p })
@@ -226,6 +233,8 @@ fn read_xor(r: &mut BitReader<'_>, prev_bits: u64, window: &mut Option<(u32, u32
         return Ok(prev_bits ^ (r.read(64 - lz - tz)? << tz));
     }
     let header = r.read(12)?;
+    // why: a 12-bit header shifted right by 6 is below 64.
+    #[allow(clippy::cast_possible_truncation)]
     let lz = (header >> 6) as u32;
     let sig = (header & 0x3f) as u32 + 1;
     if lz + sig > 64 {
@@ -246,6 +255,8 @@ fn read_xor(r: &mut BitReader<'_>, prev_bits: u64, window: &mut Option<(u32, u32
 /// Test-only CAMEL encoder reproducing the C++ writer.
 #[cfg(any(test, feature = "encoders"))]
 pub mod encode {
+    // why: a test-only encoder (feature `encoders`, for tests and benches) that never reads file data.
+    #![allow(clippy::cast_possible_truncation, clippy::indexing_slicing)]
     use super::canonical_bits;
     use crate::encoding::bits::BitWriter;
 

@@ -19,6 +19,8 @@ use crate::encoding::gorilla::{check_end, retag, MARKER_32_FLOAT, MARKER_32_INT,
 use crate::error::{Result, TsFileError};
 
 /// Decode `count` CHIMP-encoded INT32/DATE values, appending them to `out`.
+// why: a 32-bit stream's words are read with 32 bits, so the cast keeps every bit.
+#[allow(clippy::cast_possible_truncation)]
 pub fn decode_i32(data: &[u8], count: usize, out: &mut Vec<i32>) -> Result<()> {
     decode_words::<32, 64, _, _>(data, count, out, MARKER_32_INT, "CHIMP INT32 stream", |w| w as u32 as i32)
 }
@@ -29,6 +31,8 @@ pub fn decode_i64(data: &[u8], count: usize, out: &mut Vec<i64>) -> Result<()> {
 }
 
 /// Decode `count` CHIMP-encoded FLOAT values (IEEE bits), appending them to `out`.
+// why: a 32-bit stream's words are read with 32 bits, so the cast keeps every bit.
+#[allow(clippy::cast_possible_truncation)]
 pub fn decode_f32(data: &[u8], count: usize, out: &mut Vec<f32>) -> Result<()> {
     decode_words::<32, 64, _, _>(data, count, out, MARKER_32_FLOAT, "CHIMP FLOAT stream", |w| f32::from_bits(w as u32))
 }
@@ -128,14 +132,20 @@ fn next_word<const W: u32, const P: usize>(r: &mut BitReader<'_>, st: &mut State
     let start = r.bit_position();
     let value = match r.read(2)? {
         0 => {
+            // why: a field of iw <= 7 bits.
+            #[allow(clippy::cast_possible_truncation)]
             let idx = r.read(iw)? as usize;
             st.stored_lz = NO_LZ;
             ring_get(st, idx, what, start)?
         }
         1 => {
             let header = r.read(iw + 3 + sw)?;
+            // why: the header has iw + 3 + sw bits, so this is a field of iw <= 7 bits.
+            #[allow(clippy::cast_possible_truncation)]
             let idx = (header >> (3 + sw)) as usize;
             let lz = lead(header >> sw);
+            // why: masked to sw <= 6 bits.
+            #[allow(clippy::cast_possible_truncation)]
             let mut sig = (header & ((1u64 << sw) - 1)) as u32;
             if sig == 0 {
                 sig = W;
@@ -197,6 +207,8 @@ fn ring_get<const P: usize>(st: &State<P>, idx: usize, what: &'static str, pos: 
 /// Test-only CHIMP encoders that reproduce the C++ writer byte for byte.
 #[cfg(any(test, feature = "encoders"))]
 pub mod encode {
+    // why: a test-only encoder (feature `encoders`, for tests and benches) that never reads file data.
+    #![allow(clippy::cast_possible_truncation, clippy::indexing_slicing)]
     use crate::encoding::bits::BitWriter;
     use crate::encoding::gorilla::{MARKER_32_FLOAT, MARKER_32_INT, MARKER_64_FLOAT, MARKER_64_INT};
 

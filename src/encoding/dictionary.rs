@@ -9,16 +9,12 @@
 //! Every page carries its own dictionary. The C++ writer emits only bit-packed index runs,
 //! Java also repeated runs. Entries may contain any bytes, NUL included.
 
+use crate::encoding::corrupt;
 use crate::encoding::plain::read_varint;
 use crate::encoding::{check_string_len, page_bytes_exceeded, rle, BinaryValues, DecodeOptions};
 use crate::error::{Result, TsFileError};
 
 const WHAT: &str = "DICTIONARY stream";
-
-#[cold]
-fn corrupt(detail: String) -> TsFileError {
-    TsFileError::corrupt(WHAT, None, detail)
-}
 
 /// Decode `count` TEXT/STRING values with the default limits.
 #[cfg(any(test, feature = "experimental"))]
@@ -34,23 +30,24 @@ pub fn decode_binary_with(data: &[u8], count: usize, out: &mut BinaryValues, opt
     if data.is_empty() && count == 0 {
         return Ok(());
     }
-    let (n, mut pos) = read_varint(data, 0).map_err(|e| corrupt(format!("entry count at byte 0: {e}")))?;
+    let (n, mut pos) = read_varint(data, 0).map_err(|e| corrupt(WHAT, format!("entry count at byte 0: {e}")))?;
     let Ok(n) = usize::try_from(n) else {
-        return Err(corrupt(format!("at byte 0: negative entry count {n}")));
+        return Err(corrupt(WHAT, format!("at byte 0: negative entry count {n}")));
     };
     // Every entry takes at least one byte.
     let mut entries: Vec<&[u8]> = Vec::with_capacity(n.min(data.len()));
     let mut dict_bytes = 0usize;
     for i in 0..n {
-        let (len, start) = read_varint(data, pos).map_err(|e| corrupt(format!("length of entry {i} at byte {pos}: {e}")))?;
+        let (len, start) =
+            read_varint(data, pos).map_err(|e| corrupt(WHAT, format!("length of entry {i} at byte {pos}: {e}")))?;
         let Ok(len) = usize::try_from(len) else {
-            return Err(corrupt(format!("entry {i} at byte {pos}: negative length {len}")));
+            return Err(corrupt(WHAT, format!("entry {i} at byte {pos}: negative length {len}")));
         };
         let Some(bytes) = start.checked_add(len).and_then(|end| data.get(start..end)) else {
-            return Err(corrupt(format!(
-                "entry {i} at byte {pos}: length {len} exceeds the {} remaining bytes",
-                data.len() - start
-            )));
+            return Err(corrupt(
+                WHAT,
+                format!("entry {i} at byte {pos}: length {len} exceeds the {} remaining bytes", data.len() - start),
+            ));
         };
         check_string_len(len, opts, "dictionary entry")?;
         dict_bytes = dict_bytes.saturating_add(len);
@@ -71,9 +68,10 @@ pub fn decode_binary_with(data: &[u8], count: usize, out: &mut BinaryValues, opt
     let mut total = 0usize;
     for (j, &ix) in indices.iter().enumerate() {
         let Some(e) = entries.get(ix as u32 as usize) else {
-            return Err(corrupt(format!(
-                "value {j}: index {ix} out of range for {n} dictionary entries (indices start at byte {pos})"
-            )));
+            return Err(corrupt(
+                WHAT,
+                format!("value {j}: index {ix} out of range for {n} dictionary entries (indices start at byte {pos})"),
+            ));
         };
         total = total.saturating_add(e.len());
     }
@@ -94,8 +92,10 @@ pub fn decode_binary_with(data: &[u8], count: usize, out: &mut BinaryValues, opt
     for &ix in &indices {
         if let Some(e) = entries.get(ix as u32 as usize) {
             out.data.extend_from_slice(e);
-            // Bounded by the check above.
-            out.offsets.push(out.data.len() as i32);
+            // why: bounded by the `i32::MAX` check of `end` above, so the offset fits.
+            #[allow(clippy::cast_possible_truncation)]
+            let offset = out.data.len() as i32;
+            out.offsets.push(offset);
         }
     }
     Ok(())
@@ -104,6 +104,8 @@ pub fn decode_binary_with(data: &[u8], count: usize, out: &mut BinaryValues, opt
 /// Test-only DICTIONARY encoder (feature `encoders`).
 #[cfg(any(test, feature = "encoders"))]
 pub mod encode {
+    // why: a test-only encoder (feature `encoders`, for tests and benches) that never reads file data.
+    #![allow(clippy::cast_possible_truncation, clippy::indexing_slicing)]
     use crate::encoding::plain::encode::varint;
     use crate::encoding::rle;
 

@@ -24,6 +24,8 @@ pub(crate) const MARKER_32_FLOAT: u64 = 0x7fc0_0000;
 pub(crate) const MARKER_64_FLOAT: u64 = 0x7ff8_0000_0000_0000;
 
 /// Decode `count` GORILLA-encoded INT32/DATE values, appending them to `out`.
+// why: a 32-bit stream's words are read with 32 bits, so the cast keeps every bit.
+#[allow(clippy::cast_possible_truncation)]
 pub fn decode_i32(data: &[u8], count: usize, out: &mut Vec<i32>) -> Result<()> {
     decode_words::<32, _, _>(data, count, out, MARKER_32_INT, "GORILLA INT32 stream", |w| w as u32 as i32)
 }
@@ -35,6 +37,8 @@ pub fn decode_i64(data: &[u8], count: usize, out: &mut Vec<i64>) -> Result<()> {
 
 /// Decode `count` GORILLA-encoded FLOAT values (IEEE bits, NaN payloads kept), appending
 /// them to `out`.
+// why: a 32-bit stream's words are read with 32 bits, so the cast keeps every bit.
+#[allow(clippy::cast_possible_truncation)]
 pub fn decode_f32(data: &[u8], count: usize, out: &mut Vec<f32>) -> Result<()> {
     decode_words::<32, _, _>(data, count, out, MARKER_32_FLOAT, "GORILLA FLOAT stream", |w| f32::from_bits(w as u32))
 }
@@ -53,6 +57,8 @@ pub fn decode_f64_prefix(data: &[u8], count: usize, n: usize, out: &mut Vec<f64>
 }
 
 /// [`decode_f64_prefix`] for FLOAT.
+// why: a 32-bit stream's words are read with 32 bits, so the cast keeps every bit.
+#[allow(clippy::cast_possible_truncation)]
 pub fn decode_f32_prefix(data: &[u8], count: usize, n: usize, out: &mut Vec<f32>) -> Result<()> {
     decode_words_upto::<32, _, _>(data, count, n.min(count), out, MARKER_32_FLOAT, "GORILLA FLOAT stream", |w| {
         f32::from_bits(w as u32)
@@ -60,6 +66,8 @@ pub fn decode_f32_prefix(data: &[u8], count: usize, n: usize, out: &mut Vec<f32>
 }
 
 /// [`decode_f64_prefix`] for INT32/DATE.
+// why: a 32-bit stream's words are read with 32 bits, so the cast keeps every bit.
+#[allow(clippy::cast_possible_truncation)]
 pub fn decode_i32_prefix(data: &[u8], count: usize, n: usize, out: &mut Vec<i32>) -> Result<()> {
     decode_words_upto::<32, _, _>(data, count, n.min(count), out, MARKER_32_INT, "GORILLA INT32 stream", |w| w as u32 as i32)
 }
@@ -178,14 +186,17 @@ fn decode_words_upto<const W: u32, T, F: Fn(u64) -> T>(
         while i < stop {
             let n = (stop - i).min(RUN);
             let start = (pos, value, win);
-            for slot in &mut run[..n] {
+            // why: n <= RUN = run.len() (the min above).
+            #[allow(clippy::indexing_slicing)]
+            let run = &mut run[..n];
+            for slot in run.iter_mut() {
                 value = next_word::<W>(data, &mut pos, value, &mut win, what)?;
                 *slot = value;
             }
             if pos > nbits {
                 return Err(first_truncated::<W>(data, start, i, nbits, what));
             }
-            out.extend(run[..n].iter().map(|&w| conv(w)));
+            out.extend(run.iter().map(|&w| conv(w)));
             i += n;
         }
     }
@@ -256,8 +267,9 @@ fn next_word<const W: u32>(data: &[u8], pos: &mut usize, prev: u64, win: &mut Wi
     }
     // '11': new window.
     let header = (w << 2) >> (64 - 2 * hw);
-    let lz = (header >> hw) as u32;
-    let sig = (header & ((1u64 << hw) - 1)) as u32 + 1;
+    // why: the header has 2 * hw bits, so both fields have hw <= 6 bits.
+    #[allow(clippy::cast_possible_truncation)]
+    let (lz, sig) = ((header >> hw) as u32, (header & ((1u64 << hw) - 1)) as u32 + 1);
     if lz + sig > W {
         return Err(bad_window(what, lz, sig, W, p));
     }
@@ -274,7 +286,7 @@ fn next_word<const W: u32>(data: &[u8], pos: &mut usize, prev: u64, win: &mut Wi
 /// one extra `0x00` byte.
 pub(crate) fn check_end(data: &[u8], pos: usize, what: &'static str, allow_extra_zero_byte: bool) -> Result<()> {
     let byte = pos / 8;
-    let used = (pos % 8) as u32;
+    let used = pos % 8;
     if used > 0 {
         let last = data.get(byte).copied().unwrap_or(0);
         if last & (0xff >> used) != 0 {
@@ -334,6 +346,8 @@ fn bad_window(what: &str, lz: u32, sig: u32, w: u32, pos: usize) -> TsFileError 
 /// unconditionally written final byte).
 #[cfg(any(test, feature = "encoders"))]
 pub mod encode {
+    // why: a test-only encoder (feature `encoders`, for tests and benches) that never reads file data.
+    #![allow(clippy::cast_possible_truncation, clippy::indexing_slicing)]
     use super::{MARKER_32_FLOAT, MARKER_32_INT, MARKER_64_FLOAT, MARKER_64_INT};
     use crate::encoding::bits::BitWriter;
 

@@ -13,6 +13,8 @@ use crate::encoding::gorilla::retag;
 use crate::error::{Result, TsFileError};
 
 /// Decode `count` GORILLA_V1 FLOAT values, appending them to `out`.
+// why: a 32-bit stream's words are read with 32 bits, so the cast keeps every bit.
+#[allow(clippy::cast_possible_truncation)]
 pub fn decode_f32(data: &[u8], count: usize, out: &mut Vec<f32>) -> Result<()> {
     decode_words::<32, _, _>(data, count, out, "GORILLA_V1 FLOAT stream", |w| f32::from_bits(w as u32))
 }
@@ -24,6 +26,8 @@ pub fn decode_f64(data: &[u8], count: usize, out: &mut Vec<f64>) -> Result<()> {
 
 /// True when the `W`-bit pattern is a NaN (any payload).
 #[inline]
+// why: only a 32-bit word (W == 32, read with 32 bits) is cast, which keeps every bit.
+#[allow(clippy::cast_possible_truncation)]
 fn is_nan<const W: u32>(w: u64) -> bool {
     if W == 32 {
         f32::from_bits(w as u32).is_nan()
@@ -109,8 +113,9 @@ fn next_word<const W: u32>(r: &mut BitReader<'_>, prev: u64, what: &'static str)
     }
     let (lw, nw): (u32, u32) = if W == 32 { (5, 6) } else { (6, 7) };
     let header = r.read(lw + nw)?;
-    let l = (header >> nw) as u32;
-    let n = (header & ((1u64 << nw) - 1)) as u32;
+    // why: the header has lw + nw bits, so both fields have at most 7 bits.
+    #[allow(clippy::cast_possible_truncation)]
+    let (l, n) = ((header >> nw) as u32, (header & ((1u64 << nw) - 1)) as u32);
     if l + n > W || n == 0 {
         // A changed value has at least one significant bit; 0 would also shift by W.
         return Err(TsFileError::corrupt(
@@ -125,6 +130,8 @@ fn next_word<const W: u32>(r: &mut BitReader<'_>, prev: u64, what: &'static str)
 /// Test-only GORILLA_V1 encoders reproducing the Java writer.
 #[cfg(any(test, feature = "encoders"))]
 pub mod encode {
+    // why: a test-only encoder (feature `encoders`, for tests and benches) that never reads file data.
+    #![allow(clippy::cast_possible_truncation, clippy::indexing_slicing)]
     use crate::encoding::bits::BitWriter;
 
     /// Encode `width`-bit words (32 or 64) as the Java writer does, ending with `nan` and

@@ -15,6 +15,7 @@
 //!
 //! Errors are [`TsFileError::Corrupt`] naming the encoding and the position inside the stream;
 //! the `read` layer adds the file offset, series and page.
+#![cfg_attr(not(test), warn(clippy::cast_possible_truncation, clippy::indexing_slicing))]
 
 use arrow_buffer::BooleanBufferBuilder;
 
@@ -226,6 +227,13 @@ impl BinaryValues {
     }
 }
 
+/// A [`TsFileError::Corrupt`] without a file offset (the `read` layer adds it): `what` names
+/// the stream (e.g. `"TS_2DIFF INT64 stream"`), `detail` the position and the defect.
+#[cold]
+pub(crate) fn corrupt(what: &str, detail: impl Into<String>) -> TsFileError {
+    TsFileError::corrupt(what, None, detail)
+}
+
 fn unsupported(encoding: Encoding, data_type: TsDataType) -> TsFileError {
     TsFileError::unsupported(format!("encoding {encoding} for {data_type}"))
 }
@@ -382,7 +390,7 @@ pub fn decode_binary(
 /// `first` (computed from the offsets) against `max_string_bytes`.
 pub(crate) fn check_longest_since(out: &BinaryValues, first: usize, opts: &DecodeOptions, data_type: TsDataType) -> Result<()> {
     let new_offsets = out.offsets.get(first..).unwrap_or(&[]);
-    let longest = new_offsets.windows(2).map(|w| w[1].saturating_sub(w[0])).max().unwrap_or(0);
+    let longest = new_offsets.iter().zip(new_offsets.iter().skip(1)).map(|(a, b)| b.saturating_sub(*a)).max().unwrap_or(0);
     let longest = usize::try_from(longest).unwrap_or(0);
     check_string_len(longest, opts, &format!("{data_type} value"))
 }

@@ -13,8 +13,9 @@
 
 use arrow_buffer::BooleanBufferBuilder;
 
+use crate::encoding::corrupt;
 use crate::encoding::BinaryValues;
-use crate::error::{Result, TsFileError};
+use crate::error::Result;
 
 /// Why a UVarInt could not be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,11 +75,6 @@ pub(crate) fn unzigzag32(u: u32) -> i32 {
 #[inline(always)]
 pub(crate) fn read_varint(data: &[u8], pos: usize) -> std::result::Result<(i32, usize), VarIntError> {
     read_uvarint(data, pos).map(|(u, p)| (unzigzag32(u), p))
-}
-
-#[cold]
-fn corrupt(what: &str, detail: String) -> TsFileError {
-    TsFileError::corrupt(what, None, detail)
 }
 
 /// Check that exactly `count` fixed-size values of `size` bytes make up `data`.
@@ -251,8 +247,10 @@ fn decode_binary_upto(data: &[u8], count: usize, skip: usize, stop: usize, out: 
                     }
                     _ => out.data.extend_from_slice(bytes),
                 }
-                // In range: checked by `fits` above.
-                out.offsets.push((at + len) as i32);
+                // why: in range of i32, checked by `fits` above.
+                #[allow(clippy::cast_possible_truncation)]
+                let offset = (at + len) as i32;
+                out.offsets.push(offset);
             }
         }
         pos = start + len;
@@ -266,6 +264,8 @@ const SHORT: usize = 16;
 /// Test-only PLAIN encoders (feature `encoders`), the exact inverse of the decoders.
 #[cfg(any(test, feature = "encoders"))]
 pub mod encode {
+    // why: a test-only encoder (feature `encoders`, for tests and benches) that never reads file data.
+    #![allow(clippy::cast_possible_truncation, clippy::indexing_slicing)]
     /// Append a 32-bit UVarInt (LEB128).
     pub fn uvarint(mut v: u32, out: &mut Vec<u8>) {
         while v >= 0x80 {
@@ -324,6 +324,7 @@ pub mod encode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::TsFileError;
     use proptest::prelude::*;
 
     fn bools(data: &[u8], count: usize) -> Result<Vec<bool>> {

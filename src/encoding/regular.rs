@@ -15,12 +15,8 @@
 //! Current writers never produce this encoding.
 
 use crate::encoding::bits::PackedInt;
-use crate::error::{Result, TsFileError};
-
-#[cold]
-fn corrupt(what: &str, detail: String) -> TsFileError {
-    TsFileError::corrupt(what, None, detail)
-}
+use crate::encoding::corrupt;
+use crate::error::Result;
 
 /// Number of set bits among the first `slots` bits of an LSB-first bitmap.
 fn present_slots(bitmap: &[u8], slots: usize) -> usize {
@@ -60,8 +56,9 @@ fn decode<T: PackedInt>(data: &[u8], count: usize, out: &mut Vec<T>, what: &str)
         let header = 4 + 2 * T::BYTES;
         let h = data.get(pos..pos + header).ok_or_else(|| truncated("header"))?;
         let slots = <i32 as PackedInt>::from_be(h);
-        let min_delta = T::from_be(&h[4..]);
-        let first = T::from_be(&h[4 + T::BYTES..]);
+        let values = h.get(4..).unwrap_or_default();
+        let min_delta = T::from_be(values);
+        let first = T::from_be(values.get(T::BYTES..).unwrap_or_default());
         let slots = match usize::try_from(slots) {
             Ok(s) if s >= 1 => s,
             _ => return Err(corrupt(what, format!("block at byte {block}: {slots} slots"))),
@@ -106,6 +103,8 @@ pub fn decode_i64(data: &[u8], count: usize, out: &mut Vec<i64>) -> Result<()> {
 /// Test-only REGULAR encoders (feature `encoders`).
 #[cfg(any(test, feature = "encoders"))]
 pub mod encode {
+    // why: a test-only encoder (feature `encoders`, for tests and benches) that never reads file data.
+    #![allow(clippy::cast_possible_truncation, clippy::indexing_slicing)]
     fn block(header_tail: &[u8], slots: usize, present: Option<&[bool]>) -> Vec<u8> {
         let mut out = Vec::new();
         match present {

@@ -28,6 +28,8 @@ use crate::encoding::RlbeFloat;
 use crate::error::{Result, TsFileError};
 
 /// Decode `count` RLBE-encoded INT32/DATE values, appending them to `out`.
+// why: an INT32 value is the low 32 bits of the wrapping sum of its words (Java int arithmetic).
+#[allow(clippy::cast_possible_truncation)]
 pub fn decode_i32(data: &[u8], count: usize, out: &mut Vec<i32>) -> Result<()> {
     decode_words::<32, _, _>(data, count, out, "RLBE INT32 stream", IntSum(0, |w| w as u32 as i32))
 }
@@ -38,6 +40,8 @@ pub fn decode_i64(data: &[u8], count: usize, out: &mut Vec<i64>) -> Result<()> {
 }
 
 /// Decode `count` RLBE-encoded FLOAT values written in `layout`, appending them to `out`.
+// why: a 32-bit stream's words have at most 32 bits (runs are checked to 1..=32), so the cast keeps every bit.
+#[allow(clippy::cast_possible_truncation)]
 pub fn decode_f32(data: &[u8], count: usize, out: &mut Vec<f32>, layout: RlbeFloat) -> Result<()> {
     const WHAT: &str = "RLBE FLOAT stream";
     match layout {
@@ -83,6 +87,8 @@ impl<T, F: Fn(u64) -> T> Accumulate<T> for IntSum<F> {
 /// FLOAT sum of differences stored as IEEE bits (the Java writer).
 struct F32Sum(f32);
 
+// why: a 32-bit stream's words have at most 32 bits (runs are checked to 1..=32), so the casts keep every bit.
+#[allow(clippy::cast_possible_truncation)]
 impl Accumulate<f32> for F32Sum {
     #[inline(always)]
     fn first(&mut self, word: u64) -> f32 {
@@ -137,21 +143,27 @@ fn decode_inner<const W: u32, T, A: Accumulate<T>>(
     let mut remaining = count;
     while remaining > 0 {
         let block_at = r.bytes_consumed();
-        let n = r.read(32)? as usize;
-        if n == 0 || n > remaining {
-            return Err(TsFileError::corrupt(
-                what,
-                None,
-                format!("block at byte {block_at} holds {n} values, {remaining} of {count} expected"),
-            ));
-        }
+        let stored = r.read(32)?;
+        let n = match usize::try_from(stored) {
+            Ok(n) if n != 0 && n <= remaining => n,
+            _ => {
+                return Err(TsFileError::corrupt(
+                    what,
+                    None,
+                    format!("block at byte {block_at} holds {stored} values, {remaining} of {count} expected"),
+                ))
+            }
+        };
         let mut left = n;
         while left > 0 {
             let run_at = r.bit_position();
-            let len = r.read(code_bits)? as u32;
-            if len == 0 || len > W {
-                return Err(TsFileError::corrupt(what, None, format!("at bit {run_at}: bit length {len} outside 1..={W}")));
-            }
+            let stored = r.read(code_bits)?;
+            let len = match u32::try_from(stored) {
+                Ok(len) if len != 0 && len <= W => len,
+                _ => {
+                    return Err(TsFileError::corrupt(what, None, format!("at bit {run_at}: bit length {stored} outside 1..={W}")))
+                }
+            };
             let mut run = read_fibonacci(&mut r, left, what)?;
             let set = if len == W { top } else { 0 };
             if left == n && run > 0 {
@@ -167,6 +179,8 @@ fn decode_inner<const W: u32, T, A: Accumulate<T>>(
             left -= run;
         }
         let pad_at = r.bit_position();
+        // why: a remainder modulo 8.
+        #[allow(clippy::cast_possible_truncation)]
         let pad = ((8 - pad_at % 8) % 8) as u32;
         if r.read(pad)? != 0 {
             return Err(TsFileError::corrupt(what, None, format!("non-zero padding bits at bit {pad_at} after a block")));
@@ -221,6 +235,8 @@ fn read_fibonacci(r: &mut BitReader<'_>, limit: usize, what: &'static str) -> Re
 /// for FLOAT/DOUBLE, the Java writer's floating-point differences.
 #[cfg(any(test, feature = "encoders"))]
 pub mod encode {
+    // why: a test-only encoder (feature `encoders`, for tests and benches) that never reads file data.
+    #![allow(clippy::cast_possible_truncation, clippy::indexing_slicing)]
     use crate::encoding::bits::BitWriter;
 
     /// Bits needed for a `width`-bit delta: 1 for zero, `width` for negative values.

@@ -20,17 +20,13 @@
 use arrow_buffer::BooleanBufferBuilder;
 
 use crate::encoding::bits::{self, PackedInt};
+use crate::encoding::corrupt;
 use crate::encoding::plain::read_uvarint;
 use crate::encoding::ts2diff::{FloatWrapper, ScaledFloat};
-use crate::error::{Result, TsFileError};
+use crate::error::Result;
 
 /// Values unpacked per call into the scratch buffer (eight groups).
 const CHUNK: usize = 64;
-
-#[cold]
-fn corrupt(what: &str, detail: String) -> TsFileError {
-    TsFileError::corrupt(what, None, detail)
-}
 
 /// Integer lanes of RLE: how a repeated run stores its value.
 pub(crate) trait RleInt: PackedInt {
@@ -131,6 +127,8 @@ fn decode_sections<T: RleInt, O, F: FnMut(T) -> O>(
                 while done < values {
                     let m = CHUNK.min(values - done);
                     let src = body.get(done / 8 * w as usize..).unwrap_or(&[]);
+                    // why: m <= CHUNK = scratch.len() (the min above); hot loop, keeps its shape.
+                    #[allow(clippy::indexing_slicing)]
                     let lane = &mut scratch[..m];
                     bits::unpack(w, src, lane)?;
                     out.extend(lane.iter().map(|&r| map(T::from_u64(r))));
@@ -229,6 +227,8 @@ where
 /// Test-only RLE encoders (feature `encoders`): one section per call.
 #[cfg(any(test, feature = "encoders"))]
 pub mod encode {
+    // why: a test-only encoder (feature `encoders`, for tests and benches) that never reads file data.
+    #![allow(clippy::cast_possible_truncation, clippy::indexing_slicing)]
     use crate::encoding::bits::BitWriter;
     use crate::encoding::plain::encode::uvarint;
     use crate::encoding::ts2diff::encode::{float_wrapper_f32, float_wrapper_f64};
@@ -325,6 +325,7 @@ pub mod encode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::TsFileError;
     use proptest::prelude::*;
 
     fn h(s: &str) -> Vec<u8> {

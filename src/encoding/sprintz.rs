@@ -20,6 +20,7 @@
 //! ([`crate::encoding::check`]).
 
 use crate::encoding::bits::BitReader;
+use crate::encoding::corrupt;
 use crate::encoding::gorilla::retag;
 use crate::encoding::{gorilla, rle, SprintzProduct};
 use crate::error::{Result, TsFileError};
@@ -45,11 +46,6 @@ pub fn decode_f32(data: &[u8], count: usize, out: &mut Vec<f32>) -> Result<()> {
 /// product rule, appending them to `out`.
 pub fn decode_f64(data: &[u8], count: usize, out: &mut Vec<f64>, product: SprintzProduct) -> Result<()> {
     decode::<F64>(data, count, out, product)
-}
-
-#[cold]
-fn corrupt(what: &str, detail: String) -> TsFileError {
-    TsFileError::corrupt(what, None, detail)
 }
 
 /// One value type: how its first value, blocks and tail are stored.
@@ -101,7 +97,8 @@ impl Flavor for I32 {
         Err(corrupt(Self::WHAT, format!("UVarInt first value at byte {pos} exceeds 32 bits")))
     }
     fn block(first: u64, packed: &[u8], w: u32, _: SprintzProduct, out: &mut Vec<i32>) -> Result<()> {
-        block32(first as u32, packed, w, out, |v| v as i32)
+        let first = u32::try_from(first).map_err(|_| corrupt(Self::WHAT, format!("first value {first} exceeds 32 bits")))?;
+        block32(first, packed, w, out, |v| v as i32)
     }
     fn tail(rest: &[u8], n: usize, out: &mut Vec<i32>) -> Result<()> {
         rle::decode_i32(rest, n, out)
@@ -116,7 +113,8 @@ impl Flavor for F32 {
         first_be(data, pos, 4, Self::WHAT)
     }
     fn block(first: u64, packed: &[u8], w: u32, _: SprintzProduct, out: &mut Vec<f32>) -> Result<()> {
-        block32(first as u32, packed, w, out, f32::from_bits)
+        let first = u32::try_from(first).map_err(|_| corrupt(Self::WHAT, format!("first value {first} exceeds 32 bits")))?;
+        block32(first, packed, w, out, f32::from_bits)
     }
     fn tail(rest: &[u8], n: usize, out: &mut Vec<f32>) -> Result<()> {
         gorilla::decode_f32(rest, n, out)
@@ -236,6 +234,8 @@ fn block32<T>(first: u32, packed: &[u8], w: u32, out: &mut Vec<T>, conv: impl Fn
     out.push(conv(first));
     let (mut acc, mut delta) = (0i32, 0i32);
     for _ in 0..8 {
+        // why: w <= 32 (checked with the block header); hot loop, keeps its shape.
+        #[allow(clippy::cast_possible_truncation)]
         let e = unmap32(r.read(w)? as u32);
         let alpha = acc >> 2;
         let v = prev.wrapping_add(alpha.wrapping_mul(delta) >> 8).wrapping_add(e);
@@ -257,9 +257,14 @@ fn block64<const EXACT: bool, T>(first: u64, packed: &[u8], w: u32, out: &mut Ve
     for _ in 0..8 {
         let e = unmap64(r.read(w)?);
         let alpha = i64::from(acc >> 3);
+        // why: the C++ writer truncates the shifted 128-bit product to 64 bits (module doc).
+        #[allow(clippy::cast_possible_truncation)]
         let diff = if EXACT { ((i128::from(alpha) * i128::from(delta)) >> 16) as i64 } else { alpha.wrapping_mul(delta) >> 16 };
         let v = prev.wrapping_add(diff).wrapping_add(e);
-        acc = i64::from(acc).wrapping_sub(if e > 0 { delta.wrapping_neg() } else { delta }) as i32;
+        // why: the accumulator is a 32-bit int in both writers; keeping the low 32 bits is their wrapping.
+        #[allow(clippy::cast_possible_truncation)]
+        let acc_next = i64::from(acc).wrapping_sub(if e > 0 { delta.wrapping_neg() } else { delta }) as i32;
+        acc = acc_next;
         delta = v.wrapping_sub(prev);
         prev = v;
         out.push(conv(v as u64));
@@ -271,6 +276,8 @@ fn block64<const EXACT: bool, T>(first: u64, packed: &[u8], w: u32, out: &mut Ve
 /// GORILLA tail); the 64-bit product rule is selectable to model the Java writer too.
 #[cfg(any(test, feature = "encoders"))]
 pub mod encode {
+    // why: a test-only encoder (feature `encoders`, for tests and benches) that never reads file data.
+    #![allow(clippy::cast_possible_truncation, clippy::indexing_slicing)]
     use crate::encoding::bits::BitWriter;
     use crate::encoding::SprintzProduct;
 

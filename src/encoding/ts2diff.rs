@@ -27,17 +27,13 @@
 //! bitmap or with its scaled bit set, it is `x / 10^mpn` (in `f64`); otherwise `x` itself.
 
 use crate::encoding::bits::{self, PackedInt};
+use crate::encoding::corrupt;
 use crate::encoding::plain::read_uvarint;
 use crate::error::{Result, TsFileError};
 
 /// Deltas unpacked per call into the scratch buffer (a multiple of 8, so every chunk starts
 /// on a byte boundary).
 const CHUNK: usize = 128;
-
-#[cold]
-fn corrupt(what: &str, detail: String) -> TsFileError {
-    TsFileError::corrupt(what, None, detail)
-}
 
 /// How many values the blocks may produce.
 #[derive(Clone, Copy)]
@@ -82,7 +78,12 @@ impl<T: PackedInt> Block<T> {
     /// present, counts not negative, width possible for `T`, packed deltas inside `data`.
     #[inline(always)]
     fn parse(data: &[u8], pos: usize, what: &str) -> Result<Self> {
-        let Some(h) = data.get(pos..pos.saturating_add(Self::HEADER)) else {
+        let header = data.get(pos..pos.saturating_add(Self::HEADER)).and_then(|h| {
+            let (n, h) = h.split_first_chunk::<4>()?;
+            let (w, values) = h.split_first_chunk::<4>()?;
+            Some((i32::from_be_bytes(*n), i32::from_be_bytes(*w), values))
+        });
+        let Some((n, w, values)) = header else {
             return Err(corrupt(
                 what,
                 format!(
@@ -92,10 +93,8 @@ impl<T: PackedInt> Block<T> {
                 ),
             ));
         };
-        let n = i32::from_be_bytes([h[0], h[1], h[2], h[3]]);
-        let w = i32::from_be_bytes([h[4], h[5], h[6], h[7]]);
-        let min_delta = T::from_be(&h[8..]);
-        let first = T::from_be(&h[8 + T::BYTES..]);
+        let min_delta = T::from_be(values);
+        let first = T::from_be(values.get(T::BYTES..).unwrap_or_default());
         let (Ok(n), Ok(w)) = (usize::try_from(n), u32::try_from(w)) else {
             return Err(corrupt(what, format!("block at byte {pos}: negative delta count {n} or bit width {w}")));
         };
@@ -183,6 +182,8 @@ fn decode_blocks<T: PackedInt, O, F: FnMut(T) -> O>(
                 let m = CHUNK.min(n - done);
                 // `done` is a multiple of 8, so the chunk starts on a byte boundary.
                 let src = body.get(done / 8 * w as usize..).unwrap_or(&[]);
+                // why: m <= CHUNK = scratch.len() (the min above); hot loop, keeps its shape.
+                #[allow(clippy::indexing_slicing)]
                 let lane = &mut scratch[..m];
                 bits::unpack(w, src, lane)?;
                 out.extend(lane.iter().map(|&r| {
@@ -416,10 +417,14 @@ pub(crate) trait ScaledFloat: Copy + 'static {
 impl ScaledFloat for f32 {
     type Int = i32;
     #[inline(always)]
+    // why: narrowing the f64 quotient to FLOAT rounds (never wraps), as the Java reader's `(float)` does.
+    #[allow(clippy::cast_possible_truncation)]
     fn scaled(x: i32, scale: f64) -> f32 {
         (f64::from(x) / scale) as f32
     }
     #[inline(always)]
+    // why: rounds to the nearest FLOAT (never wraps), as the Java reader's `(float)` does.
+    #[allow(clippy::cast_possible_truncation)]
     fn unscaled(x: i32) -> f32 {
         f64::from(x) as f32
     }
@@ -531,6 +536,8 @@ fn scale_for(mpn: u32) -> f64 {
 /// Test-only TS_2DIFF encoders (feature `encoders`).
 #[cfg(any(test, feature = "encoders"))]
 pub mod encode {
+    // why: a test-only encoder (feature `encoders`, for tests and benches) that never reads file data.
+    #![allow(clippy::cast_possible_truncation, clippy::indexing_slicing)]
     use crate::encoding::bits::BitWriter;
     use crate::encoding::plain::encode::uvarint;
 

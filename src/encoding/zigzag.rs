@@ -9,13 +9,9 @@
 //! INT32 values use 32-bit zig-zag and at most 5 bytes; INT64 values use 64-bit zig-zag
 //! and at most 10 bytes.
 
+use crate::encoding::corrupt;
 use crate::encoding::plain::{read_uvarint, unzigzag32, VarIntError};
-use crate::error::{Result, TsFileError};
-
-#[cold]
-fn corrupt(what: &str, detail: String) -> TsFileError {
-    TsFileError::corrupt(what, None, detail)
-}
+use crate::error::Result;
 
 /// A value type with its LEB128 zig-zag reader.
 trait ZigzagInt: Copy {
@@ -106,6 +102,8 @@ pub fn decode_i64(data: &[u8], count: usize, out: &mut Vec<i64>) -> Result<()> {
 /// Test-only ZIGZAG encoders (feature `encoders`): one group per call.
 #[cfg(any(test, feature = "encoders"))]
 pub mod encode {
+    // why: a test-only encoder (feature `encoders`, for tests and benches) that never reads file data.
+    #![allow(clippy::cast_possible_truncation, clippy::indexing_slicing)]
     use crate::encoding::plain::encode::uvarint;
 
     fn leb128(mut u: u64, out: &mut Vec<u8>) {
@@ -146,6 +144,7 @@ pub mod encode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::TsFileError;
     use proptest::prelude::*;
 
     fn h(s: &str) -> Vec<u8> {

@@ -68,6 +68,8 @@ impl BloomFilter {
         key.extend_from_slice(measurement.as_bytes());
         SEEDS.iter().take(self.hash_functions as usize).all(|&seed| {
             let (h1, h2) = murmur3_x64_128(&key, seed);
+            // why: keeping the low 32 bits is the Java writer's `(int)` cast of the combined hash.
+            #[allow(clippy::cast_possible_truncation)]
             let v = h1.wrapping_add(h2) as u32 as i32;
             let v = if v == i32::MIN { 0 } else { v.abs() } as u32;
             self.bit(v % self.size_bits)
@@ -92,10 +94,13 @@ pub fn murmur3_x64_128(data: &[u8], seed: u64) -> (u64, u64) {
     let mut h2 = seed;
     let mut blocks = data.chunks_exact(16);
     for b in &mut blocks {
+        // why: `chunks_exact(16)` yields 16-byte blocks, so both halves are in bounds.
+        #[allow(clippy::indexing_slicing)]
+        let (b_lo, b_hi) = (&b[..8], &b[8..]);
         let mut lo = [0u8; 8];
         let mut hi = [0u8; 8];
-        lo.copy_from_slice(&b[..8]);
-        hi.copy_from_slice(&b[8..]);
+        lo.copy_from_slice(b_lo);
+        hi.copy_from_slice(b_hi);
         let k1 = u64::from_le_bytes(lo).wrapping_mul(C1).rotate_left(31).wrapping_mul(C2);
         h1 ^= k1;
         h1 = h1.rotate_left(27).wrapping_add(h2).wrapping_mul(5).wrapping_add(0x52dc_e729);

@@ -81,10 +81,9 @@ impl<'a> Cursor<'a> {
 
     /// Consume exactly `n` bytes.
     pub fn bytes(&mut self, n: usize, what: &str) -> Result<&'a [u8]> {
-        let end = self.pos.checked_add(n).filter(|&e| e <= self.buf.len());
-        match end {
-            Some(end) => {
-                let out = &self.buf[self.pos..end];
+        let buf = self.buf;
+        match self.pos.checked_add(n).and_then(|end| Some((end, buf.get(self.pos..end)?))) {
+            Some((end, out)) => {
                 self.pos = end;
                 Ok(out)
             }

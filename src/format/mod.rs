@@ -13,6 +13,7 @@
 //! "TsFile" 0x04 [FileEncryptionHeader] | chunk groups ... 0x04 range | 0x02 | index area |
 //! TsFileMetadata | int32 L | "TsFile"
 //! ```
+#![cfg_attr(not(test), warn(clippy::cast_possible_truncation, clippy::indexing_slicing))]
 
 pub mod bloom;
 pub mod chunk;

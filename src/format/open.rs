@@ -115,7 +115,7 @@ pub fn check_head(source: &dyn ByteSource) -> Result<Bytes> {
 
 /// Parse the optional encryption header at offset 7; returns it and the data start.
 pub fn read_encryption_header(source: &dyn ByteSource, head: &[u8]) -> Result<(Option<FileEncryptionHeader>, u64)> {
-    if head.get(HEAD_LEN as usize) != Some(&marker::ENCRYPTION_HEADER) {
+    if usize::try_from(HEAD_LEN).ok().and_then(|i| head.get(i)) != Some(&marker::ENCRYPTION_HEADER) {
         return Ok((None, HEAD_LEN));
     }
     let len = source.len();

@@ -274,11 +274,11 @@ impl<S: ByteSource> FileReader<S> {
         if depth > 64 {
             return Err(TsFileError::corrupt("device index", None, "deeper than 64 levels (cycle?)"));
         }
-        for i in 0..node.entries.len() {
+        for (i, entry) in node.entries.iter().enumerate() {
             let range = self.child_range(node, i, node.end_offset)?;
             match node.node_type {
                 NodeType::LeafDevice => {
-                    let IndexKey::Device(d) = &node.entries[i].key else {
+                    let IndexKey::Device(d) = &entry.key else {
                         return Err(TsFileError::corrupt("device index", Some(range.start), "measurement key in a device node"));
                     };
                     out.push(DeviceEntry { device: d.clone(), measurement_root: range });

@@ -47,11 +47,10 @@ impl ByteSource for Bytes {
     }
 
     fn read(&self, range: Range<u64>) -> Result<Bytes> {
-        let len = Bytes::len(self) as u64;
-        if range.start > range.end || range.end > len {
-            return Err(out_of_range(&range, len));
+        match (usize::try_from(range.start), usize::try_from(range.end)) {
+            (Ok(start), Ok(end)) if start <= end && end <= Bytes::len(self) => Ok(self.slice(start..end)),
+            _ => Err(out_of_range(&range, Bytes::len(self) as u64)),
         }
-        Ok(self.slice(range.start as usize..range.end as usize))
     }
 }
 

@@ -23,6 +23,7 @@
 //! | `max_decoded_bytes` | all values decoded by one read or SQL query ([`DecodeBudget`]) | 4 GiB |
 //!
 //! Exceeding one is [`TsFileError::LimitExceeded`] whose `what` names the option key.
+#![cfg_attr(not(test), warn(clippy::cast_possible_truncation, clippy::indexing_slicing))]
 
 pub mod aligned;
 pub mod column;
