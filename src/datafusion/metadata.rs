@@ -187,13 +187,13 @@ impl FileMeta {
 /// `max_metadata_bytes` (256 MiB) or many ordinary ones.
 pub const DEFAULT_METADATA_CACHE_BYTES: u64 = 512 * 1024 * 1024;
 
-/// A cache of parsed footers ([`FileMeta`]), bounded by bytes with least-recently-used
+/// A cache of parsed footers (`FileMeta`), bounded by bytes with least-recently-used
 /// eviction.
 ///
 /// Entries are found in O(1) by object store and path; an entry serves a request only when
 /// the object's size, modification time and e-tag are those it was read with, so a changed
 /// file is read again (and replaces the stale entry). An entry weighs its TsFileMetadata
-/// length plus the index bytes its reader holds ([`FileMeta::memory_size`]); when the total
+/// length plus the index bytes its reader holds (`FileMeta::memory_size`); when the total
 /// passes the limit ([`DEFAULT_METADATA_CACHE_BYTES`] unless [`MetadataCache::with_limit`]),
 /// the least recently used entries are dropped; an entry heavier than the whole limit is
 /// returned but not kept. A lock poisoned by a panic elsewhere is recovered by emptying the
@@ -388,7 +388,7 @@ impl MetadataCache {
         self.len() == 0
     }
 
-    /// Bytes of the cached entries (by [`FileMeta::memory_size`]).
+    /// Bytes of the cached entries (by `FileMeta::memory_size`).
     pub fn bytes(&self) -> u64 {
         self.state().bytes
     }

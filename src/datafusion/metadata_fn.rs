@@ -3,7 +3,8 @@
 //! One row per series (per device and measurement; an aligned device's time column is a
 //! row with `category = 'TIME'`): the table or tree path prefix it belongs to, its type,
 //! the encoding and compression of its chunks, the chunk count and the series statistics
-//! (count, time range, min/max/first/last rendered as text, sum). Only the footer and the
+//! (count, time range, min/max/first/last rendered as text, sum) and the file's format version
+//! (4, or 3 for IoTDB 1.x files). Only the footer and the
 //! chunk headers are read; no page is decompressed, so it also works on encrypted files.
 //!
 //! The argument is a file, a directory or a glob, local or in any registered object store.
@@ -25,7 +26,7 @@ use std::collections::BTreeSet;
 use std::ops::Range;
 use std::sync::{Arc, LazyLock};
 
-use arrow_array::builder::{BooleanBuilder, Float64Builder, Int64Builder, StringBuilder};
+use arrow_array::builder::{BooleanBuilder, Float64Builder, Int32Builder, Int64Builder, StringBuilder};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use async_trait::async_trait;
@@ -79,6 +80,7 @@ static SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
         utf8("first_value", true),
         utf8("last_value", true),
         Field::new("sum", DataType::Float64, true),
+        Field::new("version", DataType::Int32, false),
     ]))
 });
 
@@ -150,9 +152,11 @@ async fn append_file(store: &Arc<dyn ObjectStore>, object: &ObjectMeta, rows: &m
     let source: RangeSource = reader.source().with_parts(fetched);
     let reader = reader.with_source(source);
     let file = object.location.to_string();
+    let version = i32::from(reader.metadata().version);
     for (table, device, s) in series {
         let headers = s.chunks.iter().map(|c| reader.read_chunk_header(c.offset)).collect::<crate::Result<Vec<_>>>()?;
         rows.push(&file, &table, &device, &s, &headers);
+        rows.version.append_value(version);
     }
     Ok(())
 }
@@ -177,6 +181,7 @@ struct MetadataRows {
     first: StringBuilder,
     last: StringBuilder,
     sum: Float64Builder,
+    version: Int32Builder,
 }
 
 impl MetadataRows {
@@ -232,6 +237,7 @@ impl MetadataRows {
             Arc::new(self.first.finish()),
             Arc::new(self.last.finish()),
             Arc::new(self.sum.finish()),
+            Arc::new(self.version.finish()),
         ];
         RecordBatch::try_new(metadata_schema(), columns).map_err(|e| DataFusionError::ArrowError(Box::new(e), None))
     }

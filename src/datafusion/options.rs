@@ -47,7 +47,7 @@ pub struct TsFileReadOptions {
     /// Skip devices, chunk groups and pages by statistics (`true` unless disabled).
     pub disable_pruning: bool,
     /// Do not answer aggregations from statistics (option `statistics_aggregates = false`;
-    /// see [`crate::datafusion::aggregate`]).
+    /// see [`crate::datafusion::TsFileStatisticsAggregate`]).
     pub disable_statistics_aggregates: bool,
     /// Tree-model tables: add one nullable column per path level (`level0` = `root`, ...).
     pub tree_levels: bool,

@@ -32,8 +32,8 @@ use crate::datafusion::options::TsFileReadOptions;
 use crate::datafusion::table_options::TsFileTableOptions;
 
 /// Register the TsFile format: `STORED AS TSFILE` DDL, `.tsfile` URL tables, the
-/// `tsfile.` table-option namespace and the rule answering aggregations from statistics
-/// ([`TsFileStatisticsAggregate`]).
+/// `tsfile.` table-option namespace, the rule answering aggregations from statistics
+/// ([`TsFileStatisticsAggregate`]) and the `tsfile_metadata('path')` table function.
 pub fn register_tsfile_format(ctx: &SessionContext) -> Result<()> {
     let state = ctx.state_ref();
     let mut state = state.write();
@@ -48,6 +48,7 @@ pub fn register_tsfile_format(ctx: &SessionContext) -> Result<()> {
     }
     drop(state);
     ctx.register_table_options_extension(TsFileTableOptions::default());
+    ctx.register_udtf("tsfile_metadata", Arc::new(crate::datafusion::TsFileMetadataFunc));
     Ok(())
 }
 

@@ -289,6 +289,11 @@ fn test_sql_ddl_url_table_and_schema_provider() {
         let b = c.sql("SELECT count(*) FROM ev").await.unwrap().collect().await.unwrap();
         let n = cell(b[0].column(0), 0).as_i64().unwrap();
         assert!(n > 0);
+        // The registration brings the tsfile_metadata table function: its point counts of the
+        // table's time series are the table's rows.
+        let sql = format!("SELECT sum(point_count) FROM tsfile_metadata('{p}') WHERE \"table\" = 'events' AND category = 'TIME'");
+        let b = c.sql(&sql).await.unwrap().collect().await.unwrap();
+        assert_eq!(cell(b[0].column(0), 0).as_i64().unwrap(), n);
         // Several tables and no option: a clear error.
         let err = c.sql(&format!("CREATE EXTERNAL TABLE x STORED AS TSFILE LOCATION '{p}'")).await.unwrap_err().to_string();
         assert!(err.contains("several tables"), "{err}");

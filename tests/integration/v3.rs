@@ -199,6 +199,11 @@ fn test_v3_fixture_scan_and_metadata_function() {
             repo_path(FIXTURE).display()
         );
         let (b, _) = run(&c, &sql).await;
+        // The format version is a column too: 3 here, 4 for the v4 sample.
+        let v = format!("SELECT DISTINCT version FROM tsfile_metadata('{}')", repo_path(FIXTURE).display());
+        assert_eq!(rows_of(&run(&c, &v).await.0), [vec![json!(3)]]);
+        let v = format!("SELECT DISTINCT version FROM tsfile_metadata('{}')", repo_path("data/sample.tsfile").display());
+        assert_eq!(rows_of(&run(&c, &v).await.0), [vec![json!(4)]]);
         assert_eq!(
             rows_of(&b),
             [
