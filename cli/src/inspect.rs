@@ -152,10 +152,13 @@ pub fn summary(path: &str) -> Result<Value, TsFileError> {
         for d in reader.devices(&root.name)? {
             let series = reader.series(&d)?;
             let series: Vec<Value> = series.iter().map(|t| series_json(&reader, t)).collect::<Result<_, _>>()?;
+            // Aligned devices have a time column (a series with an empty name).
+            let aligned = series.iter().any(|s| s["aligned_time"] == true);
             devices.push(json!({
                 "table": root.name,
                 "path": d.device.path(),
                 "segments": d.device.segments(),
+                "aligned": aligned,
                 "series": series,
             }));
         }
@@ -300,7 +303,8 @@ pub fn render(v: &Value) -> String {
     let devices = v["devices"].as_array().cloned().unwrap_or_default();
     line(format!("devices ({}):", devices.len()));
     for d in &devices {
-        line(format!("  {}  segments={}", d["path"].as_str().unwrap_or(""), d["segments"]));
+        let kind = if d["aligned"] == true { "aligned" } else { "non-aligned" };
+        line(format!("  {}  {kind}  segments={}", d["path"].as_str().unwrap_or(""), d["segments"]));
         for s in d["series"].as_array().into_iter().flatten() {
             let chunks = s["chunks"].as_array().cloned().unwrap_or_default();
             let pages: u64 = chunks.iter().filter_map(|c| c["pages"].as_u64()).sum();

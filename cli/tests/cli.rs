@@ -266,6 +266,26 @@ fn test_sql_errors_are_one_clear_line() {
 }
 
 #[test]
+fn test_inspect_shows_what_the_java_writer_chose() {
+    // A tree file of non-aligned series: version, encodings and compressions per chunk.
+    let p = root().join("tests/data/java/t08_tree_nonaligned_mixed.tsfile");
+    let (ok, out, err) = tsfile(&["inspect", p.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    assert!(out.contains("TsFile v4"), "{out}");
+    assert!(out.contains("root.sg1.d2  non-aligned  segments=[\"root.sg1\",\"d2\"]"), "{out}");
+    assert!(out.contains("RLBE/SNAPPY") && out.contains("PLAIN/LZMA2") && out.contains("SPRINTZ/UNCOMPRESSED"), "{out}");
+    // A table: aligned devices, and the JSON says so too.
+    let p = root().join("tests/data/java/t11_table_attribute_tag_order_null_tag.tsfile");
+    let (ok, out, err) = tsfile(&["inspect", p.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    assert!(out.contains("edge..u2  aligned  segments="), "{out}");
+    let (ok, out, err) = tsfile(&["inspect", "--json", p.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v["devices"].as_array().unwrap().iter().all(|d| d["aligned"] == true), "{out}");
+}
+
+#[test]
 fn test_sql_script_with_a_failing_statement_exits_non_zero() {
     let dir = scratch("sqlscript");
     let script = dir.join("q.sql");
