@@ -45,6 +45,11 @@ fn value_f64() -> impl Strategy<Value = Option<f64>> {
     prop_oneof![1 => Just(None), 4 => special_or_plain_f64().prop_map(Some)]
 }
 
+/// Mostly zeros of both signs: units whose IEEE min/max hide the other zero.
+fn zero_heavy_f64() -> impl Strategy<Value = Option<f64>> {
+    prop_oneof![1 => Just(None), 4 => Just(Some(0.0)), 4 => Just(Some(-0.0)), 1 => Just(Some(1.0)), 1 => Just(Some(-1.0))]
+}
+
 fn value_i64() -> impl Strategy<Value = Option<i64>> {
     prop_oneof![1 => Just(None), 3 => (-1000i64..1000).prop_map(Some), 1 => any::<i64>().prop_map(Some)]
 }
@@ -186,6 +191,15 @@ proptest! {
 
     #[test]
     fn prop_double_min_max_match_total_order(units in units(value_f64())) {
+        for which in [Extremum::Min, Extremum::Max] {
+            let merged = merged_extreme(&units, double_stats, which);
+            let reference = reference_extreme(&units, which);
+            prop_assert!(same_f64(merged, reference), "{which:?}: {merged:?} vs {reference:?}");
+        }
+    }
+
+    #[test]
+    fn prop_double_min_max_with_signed_zeros(units in units(zero_heavy_f64())) {
         for which in [Extremum::Min, Extremum::Max] {
             let merged = merged_extreme(&units, double_stats, which);
             let reference = reference_extreme(&units, which);
