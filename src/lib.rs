@@ -54,6 +54,7 @@ internal_layer! {
     mod io;
 }
 internal_layer! { mod read; }
+pub mod stats;
 
 pub use encoding::{DecodeOptions, SprintzProduct, WriterLayout};
 pub use error::{Result, TsFileError};
