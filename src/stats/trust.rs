@@ -101,6 +101,24 @@ fn exact_bounds<T>(count: u64, min_max: Option<(T, T)>) -> ValueBounds<T> {
     }
 }
 
+/// The lower bound of exact bounds as the exact minimum.
+fn lower_bound<T>(bounds: ValueBounds<T>) -> UnitValue<T> {
+    match bounds {
+        ValueBounds::Empty => UnitValue::Empty,
+        ValueBounds::Within { lo, .. } => UnitValue::Exact(lo),
+        ValueBounds::Unknown => UnitValue::Untrusted,
+    }
+}
+
+/// The upper bound of exact bounds as the exact maximum.
+fn upper_bound<T>(bounds: ValueBounds<T>) -> UnitValue<T> {
+    match bounds {
+        ValueBounds::Empty => UnitValue::Empty,
+        ValueBounds::Within { hi, .. } => UnitValue::Exact(hi),
+        ValueBounds::Unknown => UnitValue::Untrusted,
+    }
+}
+
 /// One side of an exact `(min, max)` pair.
 fn exact_side<T>(count: u64, value: Option<T>) -> UnitValue<T> {
     match (count, value) {
@@ -217,18 +235,10 @@ macro_rules! exact_integer {
                 }
             }
             fn exact_min(stats: &Statistics) -> UnitValue<Self> {
-                match Self::bounds(stats) {
-                    ValueBounds::Empty => UnitValue::Empty,
-                    ValueBounds::Within { lo, .. } => UnitValue::Exact(lo),
-                    ValueBounds::Unknown => UnitValue::Untrusted,
-                }
+                lower_bound(Self::bounds(stats))
             }
             fn exact_max(stats: &Statistics) -> UnitValue<Self> {
-                match Self::bounds(stats) {
-                    ValueBounds::Empty => UnitValue::Empty,
-                    ValueBounds::Within { hi, .. } => UnitValue::Exact(hi),
-                    ValueBounds::Unknown => UnitValue::Untrusted,
-                }
+                upper_bound(Self::bounds(stats))
             }
             fn first_last(stats: &Statistics) -> UnitValue<(Self, Self)> {
                 match &stats.values {
@@ -260,18 +270,10 @@ impl StatValue for bool {
         }
     }
     fn exact_min(stats: &Statistics) -> UnitValue<Self> {
-        match Self::bounds(stats) {
-            ValueBounds::Empty => UnitValue::Empty,
-            ValueBounds::Within { lo, .. } => UnitValue::Exact(lo),
-            ValueBounds::Unknown => UnitValue::Untrusted,
-        }
+        lower_bound(Self::bounds(stats))
     }
     fn exact_max(stats: &Statistics) -> UnitValue<Self> {
-        match Self::bounds(stats) {
-            ValueBounds::Empty => UnitValue::Empty,
-            ValueBounds::Within { hi, .. } => UnitValue::Exact(hi),
-            ValueBounds::Unknown => UnitValue::Untrusted,
-        }
+        upper_bound(Self::bounds(stats))
     }
     fn first_last(stats: &Statistics) -> UnitValue<(Self, Self)> {
         match &stats.values {
@@ -305,18 +307,10 @@ impl StatValue for Vec<u8> {
         }
     }
     fn exact_min(stats: &Statistics) -> UnitValue<Self> {
-        match Self::bounds(stats) {
-            ValueBounds::Empty => UnitValue::Empty,
-            ValueBounds::Within { lo, .. } => UnitValue::Exact(lo),
-            ValueBounds::Unknown => UnitValue::Untrusted,
-        }
+        lower_bound(Self::bounds(stats))
     }
     fn exact_max(stats: &Statistics) -> UnitValue<Self> {
-        match Self::bounds(stats) {
-            ValueBounds::Empty => UnitValue::Empty,
-            ValueBounds::Within { hi, .. } => UnitValue::Exact(hi),
-            ValueBounds::Unknown => UnitValue::Untrusted,
-        }
+        upper_bound(Self::bounds(stats))
     }
     fn first_last(stats: &Statistics) -> UnitValue<(Self, Self)> {
         match &stats.values {
