@@ -164,18 +164,51 @@ fn raw_options() -> TsFileOptions {
     TsFileOptions { time_unit: TimeUnit::Raw, ..Default::default() }
 }
 
-fn finish(what: &str, report: &[String], cells: usize, mismatches: usize) {
-    for r in report {
-        eprintln!("{r}");
+/// Cells compared and mismatches over one test's tables or devices.
+#[derive(Default)]
+struct Tally {
+    cells: usize,
+    mismatches: usize,
+    report: Vec<String>,
+}
+
+impl Tally {
+    /// Compare one table's or device's read (`Err`: it could not be read) with its expected
+    /// rows; `tags` are the TAG column indexes of `names`.
+    fn check<E: std::fmt::Display>(
+        &mut self,
+        what: &str,
+        names: &[String],
+        tags: &[usize],
+        got: Result<Vec<RecordBatch>, E>,
+        want: &[Value],
+    ) {
+        match got {
+            Ok(b) => {
+                self.cells += want.len() * (names.len() + 1);
+                self.mismatches += compare_rows(what, names, tags, rows_of(&b), want, &mut self.report);
+            }
+            Err(e) => {
+                self.report.push(format!("{what}: {e}"));
+                self.mismatches += 1;
+            }
+        }
     }
-    println!("{what}: {cells} cells, {mismatches} mismatches");
-    assert!(cells > 0, "{what}: nothing compared");
-    assert_eq!(mismatches, 0, "{what}: {}", report.join("\n"));
+
+    /// Print the report and the counts; fail on any mismatch or when nothing was compared.
+    fn finish(&self, what: &str) {
+        for r in &self.report {
+            eprintln!("{r}");
+        }
+        println!("{what}: {} cells, {} mismatches", self.cells, self.mismatches);
+        assert!(self.cells > 0, "{what}: nothing compared");
+        assert_eq!(self.mismatches, 0, "{what}: {}", self.report.join("\n"));
+    }
 }
 
 #[test]
 fn test_java_tables_through_the_library() {
-    let (mut cells, mut mismatches, mut report) = (0usize, 0usize, Vec::new());
+    let mut tally = Tally::default();
     for stem in FILES {
         let exp = expected(stem);
         let Some(tables) = exp["tables"].as_array() else { continue };
@@ -186,29 +219,20 @@ fn test_java_tables_through_the_library() {
             let time = file.arrow_schema(table).unwrap().field(0).name().clone();
             let projection: Vec<String> = std::iter::once(time).chain(names.iter().cloned()).collect();
             let what = format!("{stem}/{table}");
-            let got = match file
+            let got = file
                 .read_table(table, TableRead::default().with_projection(projection))
-                .and_then(|it| it.collect::<Result<Vec<_>, _>>())
-            {
-                Ok(b) => rows_of(&b),
-                Err(e) => {
-                    report.push(format!("{what}: {e}"));
-                    mismatches += 1;
-                    continue;
-                }
-            };
+                .and_then(|it| it.collect::<Result<Vec<_>, _>>());
             let want = t["rows"].as_array().unwrap();
             assert_eq!(want.len() as u64, t["row_count"].as_u64().unwrap(), "{what}: expected file");
-            cells += want.len() * (names.len() + 1);
-            mismatches += compare_rows(&what, &names, &tag_columns(t), got, want, &mut report);
+            tally.check(&what, &names, &tag_columns(t), got, want);
         }
     }
-    finish("java tables (library)", &report, cells, mismatches);
+    tally.finish("java tables (library)");
 }
 
 #[test]
 fn test_java_tables_through_sql() {
-    let (mut cells, mut mismatches, mut report) = (0usize, 0usize, Vec::new());
+    let mut tally = Tally::default();
     block_on(async {
         for stem in FILES {
             let exp = expected(stem);
@@ -228,26 +252,16 @@ fn test_java_tables_through_sql() {
                     c.sql(&format!("SELECT {} FROM t", cols.join(", "))).await?.collect().await
                 }
                 .await;
-                let got = match got {
-                    Ok(b) => rows_of(&b),
-                    Err(e) => {
-                        report.push(format!("{what}: {e}"));
-                        mismatches += 1;
-                        continue;
-                    }
-                };
-                let want = t["rows"].as_array().unwrap();
-                cells += want.len() * (names.len() + 1);
-                mismatches += compare_rows(&what, &names, &tag_columns(t), got, want, &mut report);
+                tally.check(&what, &names, &tag_columns(t), got, t["rows"].as_array().unwrap());
             }
         }
     });
-    finish("java tables (sql)", &report, cells, mismatches);
+    tally.finish("java tables (sql)");
 }
 
 #[test]
 fn test_java_tree_devices_through_the_library() {
-    let (mut cells, mut mismatches, mut report) = (0usize, 0usize, Vec::new());
+    let mut tally = Tally::default();
     for stem in FILES {
         let exp = expected(stem);
         let Some(devices) = exp["devices"].as_array() else { continue };
@@ -259,25 +273,16 @@ fn test_java_tree_devices_through_the_library() {
             let names = column_names(d);
             let ms: Vec<&str> = names.iter().map(String::as_str).collect();
             let what = format!("{stem}/{dev}");
-            let got = match file.read_tree_device(&dev, Some(&ms), None) {
-                Ok(b) => rows_of(&[b]),
-                Err(e) => {
-                    report.push(format!("{what}: {e}"));
-                    mismatches += 1;
-                    continue;
-                }
-            };
-            let want = d["rows"].as_array().unwrap();
-            cells += want.len() * (names.len() + 1);
-            mismatches += compare_rows(&what, &names, &[], got, want, &mut report);
+            let got = file.read_tree_device(&dev, Some(&ms), None).map(|b| vec![b]);
+            tally.check(&what, &names, &[], got, d["rows"].as_array().unwrap());
         }
     }
-    finish("java tree devices (library)", &report, cells, mismatches);
+    tally.finish("java tree devices (library)");
 }
 
 #[test]
 fn test_java_tree_devices_through_sql() {
-    let (mut cells, mut mismatches, mut report) = (0usize, 0usize, Vec::new());
+    let mut tally = Tally::default();
     block_on(async {
         for stem in FILES {
             let exp = expected(stem);
@@ -297,21 +302,11 @@ fn test_java_tree_devices_through_sql() {
                     c.sql(&sql).await?.collect().await
                 }
                 .await;
-                let got = match got {
-                    Ok(b) => rows_of(&b),
-                    Err(e) => {
-                        report.push(format!("{what}: {e}"));
-                        mismatches += 1;
-                        continue;
-                    }
-                };
-                let want = d["rows"].as_array().unwrap();
-                cells += want.len() * (names.len() + 1);
-                mismatches += compare_rows(&what, &names, &[], got, want, &mut report);
+                tally.check(&what, &names, &[], got, d["rows"].as_array().unwrap());
             }
         }
     });
-    finish("java tree devices (sql)", &report, cells, mismatches);
+    tally.finish("java tree devices (sql)");
 }
 
 #[test]
