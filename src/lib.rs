@@ -55,6 +55,7 @@ internal_layer! {
 }
 internal_layer! { mod read; }
 pub mod stats;
+internal_layer! { mod summary; }
 
 pub use encoding::{DecodeOptions, SprintzProduct, WriterLayout};
 pub use error::{Result, TsFileError};

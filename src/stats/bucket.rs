@@ -69,6 +69,11 @@ impl TimeBuckets {
         Ok(TimeBuckets { stride: stride_ns, origin: origin_ns, ns_per_unit })
     }
 
+    /// `stride=<ns>ns, origin=<ns>ns` for plans and messages.
+    pub fn describe(self) -> String {
+        format!("stride={}ns, origin={}ns", self.stride, self.origin)
+    }
+
     /// The start (file units) of the bucket holding `t`, or `None` where DataFusion's
     /// `date_bin` overflows and yields NULL.
     pub fn bucket_start(self, t: i64) -> Option<i64> {

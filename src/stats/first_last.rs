@@ -71,6 +71,16 @@ impl<T: StatValue> FirstLast<T> {
         FirstLast { position, nulls, best: None }
     }
 
+    /// Which end of the time order this accumulator keeps.
+    pub fn position(&self) -> Position {
+        self.position
+    }
+
+    /// Whether a NULL at the extreme time is the answer.
+    pub fn null_treatment(&self) -> NullTreatment {
+        self.nulls
+    }
+
     /// Fold in a unit from its row span (`None`: the unit has no rows) and value statistics,
     /// or ask for decoding.
     pub fn offer_unit(&mut self, rows: Option<TimeSpan>, values: &Statistics) -> Offer {
@@ -158,10 +168,19 @@ impl<T: StatValue> FirstLast<T> {
 
     /// The answer: `Exact(None)` is SQL NULL; `NeedDecode` on an ambiguous tie.
     pub fn finish(self) -> Merge<Option<T>> {
+        match self.finish_with_time() {
+            Merge::Exact(best) => Merge::Exact(best.and_then(|(_, v)| v)),
+            Merge::NeedDecode => Merge::NeedDecode,
+        }
+    }
+
+    /// The answer with the time of its row (`Exact(None)`: no row at all), as DataFusion's
+    /// partial `first_value`/`last_value` state carries it; `NeedDecode` on an ambiguous tie.
+    pub fn finish_with_time(self) -> Merge<Option<(i64, Option<T>)>> {
         match self.best {
             None => Merge::Exact(None),
             Some(best) if best.tied => Merge::NeedDecode,
-            Some(best) => Merge::Exact(best.value),
+            Some(best) => Merge::Exact(Some((best.time, best.value))),
         }
     }
 }

@@ -125,6 +125,11 @@ impl<T: StatValue> MinMax<T> {
     pub fn finish(self) -> Option<T> {
         self.best
     }
+
+    /// Which extreme this accumulator keeps.
+    pub fn which(&self) -> Extremum {
+        self.which
+    }
 }
 
 /// `min(time)` and `max(time)` over units (time-column statistics) and decoded timestamps.

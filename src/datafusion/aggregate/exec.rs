@@ -1,14 +1,18 @@
 //! `StatisticsAggregateExec`: the first aggregation step over a TsFile scan, computed from
-//! the files' series statistics.
+//! the files' statistics and, where they cannot answer, from the few pages they point at.
 //!
 //! Each output partition covers the same files and byte ranges as the scan's partition it
 //! replaces, and the same devices (those whose first chunk lies in the range). The first
-//! partition to run reads the footers of all partitions (through the scan's metadata
-//! cache), groups each partition's devices by their TAG values and adds up each device's
-//! statistics. When any file cannot be answered from statistics, every partition runs the
-//! original `AggregateExec` instead — all or none, because DataFusion's scan partitions
-//! steal files from each other, so one partition's scan may read another's files — and
-//! no answer depends on the rule.
+//! partition to run computes every partition's answer (partitions in parallel): per file it
+//! reads the footer (through the scan's metadata cache), keeps the devices the TAG filter
+//! accepts, groups them by their TAG values and hands each device to the summary layer
+//! ([`crate::summary`]), which folds in series, chunk and page statistics inside the time
+//! range and bucket, and returns the chunk groups whose pages must be read; those are fetched
+//! (coalesced) and their straddling pages decoded. When the statistics cannot decide (a
+//! tree-model table, `first_value`/`last_value` rows tying on time with different values),
+//! every partition runs the original `AggregateExec` instead — all or none, because
+//! DataFusion's scan partitions steal files from each other — so no answer depends on the
+//! rule.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -27,23 +31,35 @@ use futures::{StreamExt, TryStreamExt};
 use object_store::ObjectStore;
 use tokio::sync::OnceCell;
 
-use super::accumulate::{column, Acc};
-use super::parts::device_part;
-use super::AggSpec;
+use super::output::{column, nothing_counted, values};
+use super::{AggSpec, Arg, Func, GroupCol};
 use crate::datafusion::errors::{df_err, url_file_name};
 use crate::datafusion::file_scan::devices_in_range;
-use crate::datafusion::metadata::MetadataCache;
+use crate::datafusion::metadata::{FileMeta, MetadataCache, TableMeta};
 use crate::datafusion::options::TsFileReadOptions;
+use crate::format::{FileReader, TsDataType};
+use crate::io::{fetch_ranges, RangeSource};
+use crate::read::aligned::AlignedChunkGroup;
+use crate::read::DecodeBudget;
+use crate::stats::{Merge, NullTreatment, TimeRange};
+use crate::summary::{AggFunc, Summary, SummaryQuery, UnitCounts};
 
 /// What a [`StatisticsAggregateExec`] computes, fixed when the rule builds it.
 #[derive(Debug, Clone)]
 pub(crate) struct StatisticsQuery {
-    /// TAG columns grouped by, in output order.
-    pub groups: Vec<String>,
+    /// Columns grouped by (TAG columns, a `date_bin` bucket), in output order.
+    pub groups: Vec<GroupCol>,
     /// The aggregates, in output order.
     pub aggregates: Vec<AggSpec>,
     /// Output partial states (`Partial`) rather than final values (`Single`).
     pub partial: bool,
+    /// Rows outside this range are filtered out.
+    pub range: TimeRange,
+    /// A predicate over TAG columns only (over `table_schema`): devices it rejects are
+    /// filtered out.
+    pub tag_filter: Option<Arc<dyn PhysicalExpr>>,
+    /// The table's file schema (the columns `tag_filter` reads).
+    pub table_schema: SchemaRef,
     /// The files of each partition (as the scan split them).
     pub file_groups: Vec<Vec<PartitionedFile>>,
     /// Where the files are.
@@ -89,14 +105,30 @@ impl DisplayAs for StatisticsAggregateExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
         let q = &self.query;
         let aggr: Vec<String> = q.aggregates.iter().map(AggSpec::display).collect();
+        let groups: Vec<String> = q
+            .groups
+            .iter()
+            .map(|g| match g {
+                GroupCol::Tag(t) => t.clone(),
+                GroupCol::Bucket(b, _) => format!("date_bin({}, time)", b.describe()),
+            })
+            .collect();
         write!(
             f,
-            "StatisticsAggregateExec: mode={}, gby=[{}], aggr=[{}], files={}",
+            "StatisticsAggregateExec: mode={}, gby=[{}], aggr=[{}]",
             if q.partial { "Partial" } else { "Single" },
-            q.groups.join(", "),
+            groups.join(", "),
             aggr.join(", "),
-            q.file_groups.iter().map(Vec::len).sum::<usize>()
-        )
+        )?;
+        if let Some(r) = q.range.inclusive().filter(|_| q.range != TimeRange::all()) {
+            write!(f, ", time=[{}, {}]", r.0, r.1)?;
+        } else if q.range.is_empty() {
+            write!(f, ", time=[]")?;
+        }
+        if let Some(t) = &q.tag_filter {
+            write!(f, ", tags={t}")?;
+        }
+        write!(f, ", files={}", q.file_groups.iter().map(Vec::len).sum::<usize>())
     }
 }
 
@@ -146,11 +178,11 @@ impl ExecutionPlan for StatisticsAggregateExec {
         let store = context.runtime_env().object_store(&query.store_url)?;
         let fallback = self.fallback.clone();
         let answers = self.answers.clone();
-        let devices = MetricBuilder::new(&self.metrics).counter("devices_from_statistics", partition);
         let fallbacks = MetricBuilder::new(&self.metrics).counter("fallback_partitions", partition);
         let out_schema = schema.clone();
+        let metrics = self.metrics.clone();
         let stream = futures::stream::once(async move {
-            let answer = answers.get_or_try_init(|| answer_all(&query, &store, &out_schema, &devices)).await?;
+            let answer = answers.get_or_try_init(|| answer_all(query, store, out_schema, metrics)).await?;
             match answer {
                 Some(batches) => {
                     let batch = batches
@@ -187,16 +219,52 @@ impl ExecutionPlan for StatisticsAggregateExec {
 /// Group key: one value per TAG column grouped by.
 type Key = Vec<Option<String>>;
 
-/// The output of every partition from statistics, or `None` when a file cannot be answered.
+/// Metrics of one partition: how its units were answered.
+struct UnitMetrics {
+    series: Count,
+    chunks: Count,
+    pages_stats: Count,
+    pages_decoded: Count,
+    rows_decoded: Count,
+}
+
+impl UnitMetrics {
+    fn new(metrics: &ExecutionPlanMetricsSet, partition: usize) -> Self {
+        let c = |name: &'static str| MetricBuilder::new(metrics).counter(name, partition);
+        UnitMetrics {
+            series: c("series_from_statistics"),
+            chunks: c("chunks_from_statistics"),
+            pages_stats: c("pages_from_statistics"),
+            pages_decoded: c("pages_decoded"),
+            rows_decoded: c("rows_decoded"),
+        }
+    }
+
+    fn add(&self, u: &UnitCounts) {
+        let n = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
+        self.series.add(n(u.series_from_statistics));
+        self.chunks.add(n(u.chunks_from_statistics));
+        self.pages_stats.add(n(u.pages_from_statistics));
+        self.pages_decoded.add(n(u.pages_decoded));
+        self.rows_decoded.add(n(u.rows_decoded));
+    }
+}
+
+/// The output of every partition, or `None` when statistics cannot decide. Partitions are
+/// computed concurrently.
 async fn answer_all(
-    q: &StatisticsQuery,
-    store: &Arc<dyn ObjectStore>,
-    schema: &SchemaRef,
-    devices_metric: &Count,
+    q: Arc<StatisticsQuery>,
+    store: Arc<dyn ObjectStore>,
+    schema: SchemaRef,
+    metrics: ExecutionPlanMetricsSet,
 ) -> Result<Option<Vec<RecordBatch>>> {
+    let tasks = (0..q.file_groups.len()).map(|p| {
+        let (q, store, schema, metrics) = (q.clone(), store.clone(), schema.clone(), metrics.clone());
+        tokio::spawn(async move { answer(&q, &store, p, &schema, &UnitMetrics::new(&metrics, p)).await })
+    });
     let mut out = Vec::with_capacity(q.file_groups.len());
-    for files in &q.file_groups {
-        match answer(q, store, files, schema, devices_metric).await? {
+    for r in futures::future::join_all(tasks).await {
+        match r.map_err(|e| DataFusionError::External(Box::new(e)))?? {
             Some(b) => out.push(b),
             None => return Ok(None),
         }
@@ -204,21 +272,130 @@ async fn answer_all(
     Ok(Some(out))
 }
 
-/// The output of one partition from statistics, or `None` when a file cannot be answered.
+/// The aggregates of the query as summary functions over its value columns, and those
+/// columns' names.
+fn summary_functions(q: &StatisticsQuery) -> (Vec<AggFunc>, Vec<String>) {
+    let mut columns: Vec<String> = Vec::new();
+    let mut column = |name: &str| match columns.iter().position(|c| c == name) {
+        Some(i) => i,
+        None => {
+            columns.push(name.to_string());
+            columns.len() - 1
+        }
+    };
+    let funcs = q
+        .aggregates
+        .iter()
+        .map(|a| match (&a.arg, a.func) {
+            (Arg::Rows | Arg::Nothing, _) | (Arg::Time(..), Func::Count) => AggFunc::Rows,
+            (Arg::Time(..), Func::Min) => AggFunc::MinTime,
+            (Arg::Time(..), _) => AggFunc::MaxTime,
+            (Arg::Field(n, _), f) => {
+                let c = column(n);
+                let nulls = |ignore: bool| if ignore { NullTreatment::Ignore } else { NullTreatment::Respect };
+                match f {
+                    Func::Count => AggFunc::Count(c),
+                    Func::Sum => AggFunc::Sum(c),
+                    Func::Avg => AggFunc::Avg(c),
+                    Func::Min => AggFunc::Min(c),
+                    Func::Max => AggFunc::Max(c),
+                    Func::First { ignore_nulls } => AggFunc::First(c, nulls(ignore_nulls)),
+                    Func::Last { ignore_nulls } => AggFunc::Last(c, nulls(ignore_nulls)),
+                }
+            }
+        })
+        .collect();
+    (funcs, columns)
+}
+
+/// The TsFile type of a column a file lacks (never read: only its aggregates' states need
+/// a type), from its Arrow type.
+fn assumed_type(ty: &DataType) -> TsDataType {
+    match ty {
+        DataType::Boolean => TsDataType::Boolean,
+        DataType::Int32 => TsDataType::Int32,
+        DataType::Date32 => TsDataType::Date,
+        DataType::Int64 => TsDataType::Int64,
+        DataType::Timestamp(..) => TsDataType::Timestamp,
+        DataType::Float32 => TsDataType::Float,
+        DataType::Float64 => TsDataType::Double,
+        _ => TsDataType::String,
+    }
+}
+
+/// Devices (indices into `tmeta.devices`) among `owned` that the TAG filter accepts.
+fn filter_devices(q: &StatisticsQuery, tmeta: &TableMeta, owned: Vec<usize>) -> Result<Vec<usize>> {
+    let Some(pred) = &q.tag_filter else { return Ok(owned) };
+    if owned.is_empty() {
+        return Ok(owned);
+    }
+    let tag_order: Vec<&str> = tmeta.schema.tag_columns().map(|c| c.name.as_str()).collect();
+    let fields: Vec<Arc<arrow_schema::Field>> =
+        q.table_schema.fields().iter().map(|f| Arc::new(f.as_ref().clone().with_nullable(true))).collect();
+    let mut arrays = Vec::with_capacity(fields.len());
+    for f in &fields {
+        let segment = tag_order.iter().position(|t| t == f.name()).map(|p| p + 1);
+        let array: arrow_array::ArrayRef = match segment {
+            Some(s) => {
+                let values: arrow_array::StringArray =
+                    owned.iter().map(|&i| tmeta.devices.get(i).and_then(|d| d.device.segment(s))).collect();
+                datafusion::arrow::compute::cast(&values, f.data_type())?
+            }
+            None => arrow_array::new_null_array(f.data_type(), owned.len()),
+        };
+        arrays.push(array);
+    }
+    let batch = RecordBatch::try_new(Arc::new(arrow_schema::Schema::new(fields)), arrays)?;
+    let keep = pred.evaluate(&batch)?.into_array(owned.len())?;
+    let keep = keep
+        .as_any()
+        .downcast_ref::<arrow_array::BooleanArray>()
+        .ok_or_else(|| DataFusionError::Internal("TAG filter is not boolean".into()))?;
+    Ok(owned
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| arrow_array::Array::is_valid(keep, *i) && keep.value(*i))
+        .map(|(_, d)| d)
+        .collect())
+}
+
+/// Chunk groups of one device whose pages must be read.
+struct PageWork {
+    key: Key,
+    groups: Vec<AlignedChunkGroup>,
+}
+
+/// Bytes of chunks fetched by one request.
+const FETCH_RUN_BYTES: u64 = 4 << 20;
+
+/// The output of one partition, or `None` when statistics cannot decide.
 async fn answer(
     q: &StatisticsQuery,
     store: &Arc<dyn ObjectStore>,
-    files: &[PartitionedFile],
+    partition: usize,
     schema: &SchemaRef,
-    devices_metric: &Count,
+    metrics: &UnitMetrics,
 ) -> Result<Option<RecordBatch>> {
-    let mut groups: BTreeMap<Key, Vec<Acc>> = BTreeMap::new();
-    if q.groups.is_empty() {
-        // Without GROUP BY there is always one row, even over no rows.
-        groups.insert(Vec::new(), vec![Acc::default(); q.aggregates.len()]);
-    }
+    let files = q.file_groups.get(partition).map(Vec::as_slice).unwrap_or_default();
+    let (funcs, columns) = summary_functions(q);
+    let buckets = q.groups.iter().find_map(|g| match g {
+        GroupCol::Bucket(b, _) => Some(*b),
+        GroupCol::Tag(_) => None,
+    });
+    let tags: Vec<&str> = q
+        .groups
+        .iter()
+        .filter_map(|g| match g {
+            GroupCol::Tag(t) => Some(t.as_str()),
+            GroupCol::Bucket(..) => None,
+        })
+        .collect();
+    let mut groups: BTreeMap<Key, Summary> = BTreeMap::new();
+    let mut counts = UnitCounts::default();
+    let budget = DecodeBudget::for_options(&q.options.read);
     for file in files {
         let (meta, _) = q.cache.get_with(store, &file.object_meta, q.options.read.max_metadata_bytes).await.map_err(df_err)?;
+        let name = url_file_name(&q.store_url, &file.object_meta.location);
         let table = meta.table_to_scan(q.options.table.as_deref())?;
         if meta.reader.metadata().table_schema(&table).is_none() {
             if meta.reader.metadata().table_root(&table).is_some() {
@@ -228,68 +405,173 @@ async fn answer(
             // The file lacks the table: no rows.
             continue;
         }
-        let tmeta = meta.table(&table).map_err(|e| df_err(e.in_file(url_file_name(&q.store_url, &file.object_meta.location))))?;
+        let tmeta = meta.table(&table).map_err(|e| df_err(e.in_file(&name)))?;
+        let types: Vec<TsDataType> = columns
+            .iter()
+            .map(|c| match tmeta.schema.columns.iter().find(|s| s.name == *c) {
+                Some(s) => s.data_type,
+                None => q.table_schema.field_with_name(c).map_or(TsDataType::String, |f| assumed_type(f.data_type())),
+            })
+            .collect();
+        let sq = SummaryQuery { range: q.range, buckets, types, aggs: funcs.clone() };
         let tag_order: Vec<&str> = tmeta.schema.tag_columns().map(|c| c.name.as_str()).collect();
         // DeviceID segment of each grouped TAG column (None: not a TAG of this file).
-        let segments: Vec<Option<usize>> =
-            q.groups.iter().map(|g| tag_order.iter().position(|t| t == g).map(|p| p + 1)).collect();
+        let segments: Vec<Option<usize>> = tags.iter().map(|g| tag_order.iter().position(|t| t == g).map(|p| p + 1)).collect();
         let range = file.range.as_ref().map(|r| (u64::try_from(r.start).unwrap_or(0), u64::try_from(r.end).unwrap_or(u64::MAX)));
         let owned = devices_in_range(tmeta.devices.iter().map(|d| d.first_offset), range);
-        for i in owned {
+        let devices = filter_devices(q, &tmeta, owned)?;
+        let mut work: Vec<PageWork> = Vec::new();
+        for i in devices {
             let Some(d) = tmeta.devices.get(i) else { continue };
-            if d.rows() == 0 {
-                // No rows, so no group (a scan would not produce one either).
-                continue;
-            }
             let key: Key = segments.iter().map(|s| s.and_then(|s| d.device.segment(s)).map(str::to_string)).collect();
-            let accs = groups.entry(key).or_insert_with(|| vec![Acc::default(); q.aggregates.len()]);
-            for (spec, acc) in q.aggregates.iter().zip(accs.iter_mut()) {
-                // (A field this file lacks has no series in any device: no values.)
-                let Some(part) = device_part(spec.func, &spec.arg, d) else { return Ok(None) };
-                if !acc.add(spec.func, part) {
-                    return Ok(None);
-                }
+            let series: Vec<_> = columns.iter().map(|c| d.fields.get(c)).collect();
+            let summary = groups.entry(key.clone()).or_default();
+            let to_read = sq.plan_device(&d.time, &series, summary, &mut counts).map_err(|e| df_err(e.in_file(&name)))?;
+            if !to_read.is_empty() {
+                work.push(PageWork { key, groups: to_read });
             }
-            devices_metric.add(1);
         }
+        read_pages(q, store, &meta, &name, &sq, work, &mut groups, &budget, &mut counts).await?;
     }
-    if !groups.values().flatten().all(Acc::is_exact) {
-        return Ok(None);
+    metrics.add(&counts);
+    let global = tags.is_empty() && buckets.is_none();
+    if global {
+        // Without GROUP BY there is always one row, even over no rows.
+        groups.entry(Vec::new()).or_default();
     }
-    Ok(Some(to_batch(q, groups, schema)?))
+    to_batch(q, &funcs, groups, global, schema)
 }
 
-/// The output batch: group columns, then each aggregate's value or state columns.
-fn to_batch(q: &StatisticsQuery, groups: BTreeMap<Key, Vec<Acc>>, schema: &SchemaRef) -> Result<RecordBatch> {
-    let n_groups = q.groups.len();
-    let mut columns: Vec<Vec<ScalarValue>> = vec![Vec::with_capacity(groups.len()); schema.fields().len()];
-    for (key, accs) in &groups {
-        for (c, v) in key.iter().enumerate() {
-            if let Some(col) = columns.get_mut(c) {
-                col.push(ScalarValue::Utf8(v.clone()));
+/// Fetch and read the pages of the chunk groups statistics could not answer, in runs of
+/// about [`FETCH_RUN_BYTES`] per request.
+#[allow(clippy::too_many_arguments)]
+async fn read_pages(
+    q: &StatisticsQuery,
+    store: &Arc<dyn ObjectStore>,
+    meta: &Arc<FileMeta>,
+    name: &str,
+    sq: &SummaryQuery,
+    work: Vec<PageWork>,
+    groups: &mut BTreeMap<Key, Summary>,
+    budget: &DecodeBudget,
+    counts: &mut UnitCounts,
+) -> Result<()> {
+    if work.is_empty() {
+        return Ok(());
+    }
+    let err = |e: crate::TsFileError| df_err(e.in_file(name));
+    let decryptor = crate::crypto::decryptor_for(&meta.reader, &q.options.keys).map_err(err)?;
+    let location = meta_location(q, meta, name)?;
+    let mut run: Vec<(PageWork, Vec<std::ops::Range<u64>>)> = Vec::new();
+    let mut run_bytes = 0u64;
+    let mut pending = work.into_iter().peekable();
+    while let Some(w) = pending.next() {
+        let mut ranges = Vec::new();
+        for g in &w.groups {
+            for offset in std::iter::once(g.time.offset).chain(g.values.iter().flatten().map(|c| c.offset)) {
+                ranges.push(offset..meta.chunk_end(offset).map_err(err)?);
             }
         }
-        let mut c = n_groups;
-        for (spec, acc) in q.aggregates.iter().zip(accs) {
-            let values =
-                if q.partial { acc.state(spec.func, &spec.types)? } else { vec![acc.value(spec.func, single(&spec.types)?)?] };
-            for v in values {
-                let col = columns
-                    .get_mut(c)
-                    .ok_or_else(|| DataFusionError::Internal("statistics aggregate: more values than columns".into()))?;
-                col.push(v);
+        run_bytes += ranges.iter().map(|r| r.end.saturating_sub(r.start)).sum::<u64>();
+        run.push((w, ranges));
+        if run_bytes < FETCH_RUN_BYTES && pending.peek().is_some() {
+            continue;
+        }
+        let all: Vec<std::ops::Range<u64>> = run.iter().flat_map(|(_, r)| r.iter().cloned()).collect();
+        let parts = fetch_ranges(store, &location, all).await.map_err(err)?;
+        let mut view: FileReader<RangeSource> = meta.reader.with_source(meta.reader.source().with_parts(parts));
+        view.set_decryptor(decryptor.clone());
+        for (w, _) in run.drain(..) {
+            let summary = groups.entry(w.key).or_default();
+            sq.read_groups(&view, &w.groups, summary, &q.options.read, budget, counts).map_err(err)?;
+        }
+        run_bytes = 0;
+    }
+    Ok(())
+}
+
+/// The object store path of the file `meta` was read from.
+fn meta_location(q: &StatisticsQuery, _meta: &FileMeta, name: &str) -> Result<object_store::path::Path> {
+    q.file_groups
+        .iter()
+        .flatten()
+        .map(|f| &f.object_meta.location)
+        .find(|l| url_file_name(&q.store_url, l) == name)
+        .cloned()
+        .ok_or_else(|| DataFusionError::Internal(format!("statistics aggregate: no location for {name}")))
+}
+
+/// The output batch: group columns, then each aggregate's value or state columns; `None`
+/// when an answer is undecided.
+fn to_batch(
+    q: &StatisticsQuery,
+    funcs: &[AggFunc],
+    groups: BTreeMap<Key, Summary>,
+    global: bool,
+    schema: &SchemaRef,
+) -> Result<Option<RecordBatch>> {
+    let mut columns: Vec<Vec<ScalarValue>> = vec![Vec::new(); schema.fields().len()];
+    for (key, summary) in groups {
+        let mut rows: Vec<(Option<i64>, Option<crate::summary::GroupState>)> =
+            summary.into_iter().filter(|(_, g)| g.rows > 0).map(|(b, g)| (b, Some(g))).collect();
+        if global && rows.is_empty() {
+            rows.push((None, None));
+        }
+        for (bucket, state) in rows {
+            let mut c = 0;
+            let mut tag_values = key.iter();
+            for g in &q.groups {
+                let v = match g {
+                    GroupCol::Tag(_) => ScalarValue::Utf8(tag_values.next().cloned().flatten()),
+                    GroupCol::Bucket(_, ty) => {
+                        super::output::cell_scalar(bucket.map_or(crate::summary::Cell::Null, crate::summary::Cell::Int64), ty)?
+                    }
+                };
+                push(&mut columns, c, v)?;
                 c += 1;
+            }
+            let answers: Vec<crate::summary::Answer> = match state {
+                Some(s) => {
+                    let mut out = Vec::with_capacity(s.aggs.len());
+                    for a in s.aggs {
+                        match a.finish() {
+                            Merge::Exact(answer) => out.push(answer),
+                            Merge::NeedDecode => return Ok(None),
+                        }
+                    }
+                    out
+                }
+                None => empty_answers(funcs),
+            };
+            for (spec, answer) in q.aggregates.iter().zip(answers) {
+                let answer = if spec.arg == Arg::Nothing { nothing_counted(spec) } else { answer };
+                for v in values(spec, answer, q.partial)? {
+                    push(&mut columns, c, v)?;
+                    c += 1;
+                }
             }
         }
     }
     let arrays =
         columns.into_iter().zip(schema.fields()).map(|(values, f)| column(values, f.data_type())).collect::<Result<Vec<_>>>()?;
-    Ok(RecordBatch::try_new(schema.clone(), arrays)?)
+    Ok(Some(RecordBatch::try_new(schema.clone(), arrays)?))
 }
 
-fn single(types: &[DataType]) -> Result<&DataType> {
-    match types {
-        [t] => Ok(t),
-        _ => Err(DataFusionError::Internal("statistics aggregate: a final value has one type".into())),
-    }
+/// The answers over no rows.
+fn empty_answers(funcs: &[AggFunc]) -> Vec<crate::summary::Answer> {
+    use crate::summary::{Answer, Cell};
+    funcs
+        .iter()
+        .map(|f| match f {
+            AggFunc::Rows | AggFunc::Count(_) => Answer::Count(0),
+            AggFunc::Avg(_) => Answer::Mean { count: 0, sum: 0.0 },
+            AggFunc::First(..) | AggFunc::Last(..) => Answer::Positioned(None),
+            _ => Answer::Value(Cell::Null),
+        })
+        .collect()
+}
+
+fn push(columns: &mut [Vec<ScalarValue>], c: usize, v: ScalarValue) -> Result<()> {
+    columns.get_mut(c).ok_or_else(|| DataFusionError::Internal("statistics aggregate: more values than columns".into()))?.push(v);
+    Ok(())
 }

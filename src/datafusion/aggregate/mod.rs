@@ -26,9 +26,8 @@
 //! DataFusion's own plans with different partition counts). Turn the rule off per table
 //! with option `statistics_aggregates = false`.
 
-mod accumulate;
 mod exec;
-mod parts;
+mod output;
 mod rule;
 
 pub use exec::StatisticsAggregateExec;
@@ -36,7 +35,56 @@ pub use rule::TsFileStatisticsAggregate;
 
 use arrow_schema::DataType;
 
-use accumulate::Func;
+use crate::stats::TimeBuckets;
+
+/// An aggregate function answered from statistics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Func {
+    /// `count(x)`, `count(*)`.
+    Count,
+    /// `sum(x)`.
+    Sum,
+    /// `avg(x)`.
+    Avg,
+    /// `min(x)`.
+    Min,
+    /// `max(x)`.
+    Max,
+    /// `first_value(x ORDER BY time)` (or `last_value(x ORDER BY time DESC)`).
+    First {
+        /// `IGNORE NULLS`.
+        ignore_nulls: bool,
+    },
+    /// `last_value(x ORDER BY time)` (or `first_value(x ORDER BY time DESC)`).
+    Last {
+        /// `IGNORE NULLS`.
+        ignore_nulls: bool,
+    },
+}
+
+impl Func {
+    /// The function's name as DataFusion spells it.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Func::Count => "count",
+            Func::Sum => "sum",
+            Func::Avg => "avg",
+            Func::Min => "min",
+            Func::Max => "max",
+            Func::First { .. } => "first_value",
+            Func::Last { .. } => "last_value",
+        }
+    }
+}
+
+/// A GROUP BY column of the replaced aggregation.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum GroupCol {
+    /// A TAG column, by name.
+    Tag(String),
+    /// `date_bin(<stride>, time[, <origin>])`: the buckets and the time column's type.
+    Bucket(TimeBuckets, DataType),
+}
 
 /// What an aggregate's argument is, for the statistics.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,6 +118,9 @@ impl AggSpec {
             Arg::Nothing => "NULL".to_string(),
             Arg::Time(n, _) | Arg::Field(n, _) => n.clone(),
         };
-        format!("{}({arg})", self.func.name())
+        match self.func {
+            Func::First { .. } | Func::Last { .. } => format!("{}({arg} ORDER BY time)", self.func.name()),
+            _ => format!("{}({arg})", self.func.name()),
+        }
     }
 }
