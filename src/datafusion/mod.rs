@@ -36,6 +36,7 @@ mod options;
 #[cfg(feature = "proto")]
 mod proto;
 mod pruning;
+mod session_options;
 mod source;
 mod table;
 mod table_options;
@@ -51,6 +52,7 @@ pub use metrics::TsFileScanMetrics;
 pub use options::{options_markdown, OptionDef, TreeMixedTypes, TsFileReadOptions, OPTIONS};
 #[cfg(feature = "proto")]
 pub use proto::{TsFileLogicalCodec, TsFilePhysicalCodec};
+pub use session_options::TsFileSessionOptions;
 pub use source::TsFileSource;
 pub use table::{register_tsfile, register_tsfile_format, register_tsfile_schema, TsFileTable, TsFileTableFactory};
 pub use table_options::TsFileTableOptions;

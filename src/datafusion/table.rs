@@ -29,16 +29,22 @@ use crate::datafusion::errors::df_err;
 use crate::datafusion::format::{TsFileFormat, TsFileFormatFactory, TSFILE_EXTENSION};
 use crate::datafusion::metadata::MetadataCache;
 use crate::datafusion::options::TsFileReadOptions;
+use crate::datafusion::session_options::TsFileSessionOptions;
 use crate::datafusion::table_options::TsFileTableOptions;
 
 /// Register the TsFile format: `STORED AS TSFILE` DDL, `.tsfile` URL tables, the
-/// `tsfile.` table-option namespace, the rule answering aggregations from statistics
+/// `tsfile.` table-option namespace, the `tsfile.` session options
+/// ([`TsFileSessionOptions`]: `SET tsfile.statistics_aggregates = false`), the rule answering aggregations from statistics
 /// ([`TsFileStatisticsAggregate`]) and the `tsfile_metadata('path')` table function.
 pub fn register_tsfile_format(ctx: &SessionContext) -> Result<()> {
     let state = ctx.state_ref();
     let mut state = state.write();
     state.register_file_format(Arc::new(TsFileFormatFactory::new()), true)?;
     state.table_factories_mut().insert("TSFILE".to_string(), Arc::new(TsFileTableFactory::default()));
+    let extensions = &mut state.config_mut().options_mut().extensions;
+    if extensions.get::<TsFileSessionOptions>().is_none() {
+        extensions.insert(TsFileSessionOptions::default());
+    }
     if !state.physical_optimizers().iter().any(|r| r.name() == TsFileStatisticsAggregate::NAME) {
         // A live session's rules cannot be appended to: rebuild its state with the rule.
         let rebuilt = SessionStateBuilder::new_from_existing(state.clone())

@@ -190,11 +190,10 @@ fn test_statistics_aggregates_on_sample_read_no_page() {
         let mut tally = Tally::default();
         compare_tables(&c, "one", "one_off", true, &mut tally).await;
         // Global count/min/max of non-float columns are constants of DataFusion's own
-        // statistics rule (no aggregation left); everything else is answered here, except
-        // min/max of temperature per device: some device's extreme is a zero of unknown
-        // sign, and the aggregation decodes instead.
+        // statistics rule (no aggregation left); everything else is answered here (a device
+        // whose temperature extreme is a zero of unknown sign has those pages decoded).
         assert_eq!(tally.rewritten, tally.queries - 3, "{tally:?}");
-        assert!(tally.fell_back <= 1, "{tally:?}");
+        assert_eq!(tally.fell_back, 0, "{tally:?}");
 
         for partitions in [2, 3] {
             // Partial states per byte range of two files, merged by DataFusion.
@@ -206,7 +205,8 @@ fn test_statistics_aggregates_on_sample_read_no_page() {
             let (b, plan) = run(&c, sql).await;
             let (decoded, _) = run(&c, &sql.replace("FROM two", "FROM two_off")).await;
             assert_eq!(values(&b), values(&decoded));
-            assert_eq!(plan_metric(&plan, "devices_from_statistics"), 600);
+            assert_eq!(plan_metric(&plan, "series_from_statistics"), 600);
+            assert_eq!(plan_metric(&plan, "pages_decoded"), 0);
             assert_eq!(plan_metric(&plan, "fallback_partitions"), 0);
             let rows = values(&b);
             assert_eq!(rows.len(), 5);
@@ -214,14 +214,17 @@ fn test_statistics_aggregates_on_sample_read_no_page() {
             assert_eq!(rows[0][0], Val::Other("central".into()));
             assert_eq!(rows[0][1], Val::Other((2 * 202_155).to_string()));
 
-            // A device whose temperature extreme is a zero: every partition decodes (a
-            // scan partition may read another's files, so it is all or none).
+            // A device whose temperature extreme is a zero (of unknown sign in the
+            // statistics): the pages that may hold it are decoded, the rest is not.
             let sql = "SELECT device, min(temperature), max(temperature), count(*) FROM two GROUP BY device ORDER BY device";
             let (b, plan) = run(&c, sql).await;
             let (decoded, _) = run(&c, &sql.replace("FROM two", "FROM two_off")).await;
             assert_eq!(values(&b), values(&decoded));
             assert!(uses_statistics(&plan));
-            assert_eq!(plan_metric(&plan, "fallback_partitions"), partitions);
+            assert_eq!(plan_metric(&plan, "fallback_partitions"), 0);
+            let pages = plan_metric(&plan, "pages_decoded");
+            assert!(pages > 0 && pages < 40, "{pages} pages decoded");
+            assert!(plan_metric(&plan, "series_from_statistics") > 500);
             assert_eq!(count_rows(&b), 300);
         }
     });
@@ -236,18 +239,30 @@ fn test_statistics_aggregates_not_taken_where_rows_are_filtered_or_values_needed
             .await
             .unwrap();
         for sql in [
-            "SELECT avg(temperature) FROM w WHERE time > to_timestamp_millis(1704100000000)",
-            "SELECT avg(temperature) FROM w WHERE device = 'ws-central-0-0'",
+            "SELECT avg(temperature) FROM w WHERE temperature > 10",
+            "SELECT avg(temperature) FROM w WHERE time > to_timestamp_millis(1704100000000) OR device = 'ws-central-0-0'",
+            "SELECT avg(temperature) FROM w WHERE date_part('hour', time) = 3",
+            "SELECT device, date_bin(interval '1 month', time), avg(temperature) FROM w GROUP BY 1, 2",
+            "SELECT last_value(temperature ORDER BY pressure) FROM w",
             "SELECT pressure, count(*) FROM w GROUP BY pressure",
             "SELECT count(DISTINCT pressure) FROM w",
             "SELECT avg(temperature) FILTER (WHERE pressure > 1000) FROM w",
             "SELECT avg(temperature + 1) FROM w",
             "SELECT median(temperature) FROM w",
             "SELECT count(*), median(temperature) FROM w",
-            "SELECT date_bin(interval '1 hour', time), avg(temperature) FROM w GROUP BY 1",
         ] {
             let (_, plan) = run(&c, sql).await;
             assert!(!uses_statistics(&plan), "{sql}:\n{}", displayable(plan.as_ref()).indent(true));
+        }
+        // Time ranges, TAG filters, date_bin buckets and first/last by time are taken.
+        for sql in [
+            "SELECT avg(temperature) FROM w WHERE time > to_timestamp_millis(1704100000000)",
+            "SELECT avg(temperature) FROM w WHERE device = 'ws-central-0-0'",
+            "SELECT date_bin(interval '1 hour', time), avg(temperature) FROM w GROUP BY 1",
+            "SELECT device, last_value(temperature ORDER BY time), max(time) FROM w GROUP BY device",
+        ] {
+            let (_, plan) = run(&c, sql).await;
+            assert!(uses_statistics(&plan), "{sql}:\n{}", displayable(plan.as_ref()).indent(true));
         }
         // The option turns it off; on, a plain aggregation takes it.
         let sql = "SELECT avg(temperature), sum(energy_wh) FROM w";

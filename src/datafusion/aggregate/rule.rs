@@ -28,6 +28,7 @@ use datafusion::physical_plan::{ExecutionPlan, InputOrderMode, PhysicalExpr};
 use super::exec::{StatisticsAggregateExec, StatisticsQuery};
 use super::{AggSpec, Arg, Func, GroupCol};
 use crate::arrow::schema::CATEGORY_KEY;
+use crate::datafusion::session_options::TsFileSessionOptions;
 use crate::datafusion::source::TsFileSource;
 use crate::datafusion::time_bounds::time_bounds;
 use crate::stats::{TimeBuckets, TimeRange};
@@ -46,7 +47,10 @@ impl TsFileStatisticsAggregate {
 }
 
 impl PhysicalOptimizerRule for TsFileStatisticsAggregate {
-    fn optimize(&self, plan: Arc<dyn ExecutionPlan>, _config: &ConfigOptions) -> Result<Arc<dyn ExecutionPlan>> {
+    fn optimize(&self, plan: Arc<dyn ExecutionPlan>, config: &ConfigOptions) -> Result<Arc<dyn ExecutionPlan>> {
+        if config.extensions.get::<TsFileSessionOptions>().is_some_and(|o| !o.statistics_aggregates) {
+            return Ok(plan);
+        }
         plan.transform_down(|node| {
             Ok(match rewrite(&node) {
                 Some(new) => Transformed::yes(new),
