@@ -10,7 +10,7 @@
 //! | `nonaligned_time_encoding` | time encoding of non-aligned pages (not stored in files) | `TS_2DIFF` |
 //! | `writer_layout` | semantics of SPRINTZ INT64/TIMESTAMP/DOUBLE and RLBE FLOAT/DOUBLE pages, whose bytes the Java and C++ writers give different meanings: `auto` (Java, else C++ when the page statistics reject the Java reading), `java` or `cpp` (unchecked); `sprintz_product` = `wrapping`/`exact` is an older alias of `java`/`cpp` | `auto` |
 //! | `pruning` | skip devices/chunk groups/pages by statistics | `true` |
-//! | `statistics_aggregates` | answer whole-table `count`/`sum`/`avg`/`min`/`max`, grouped by TAG columns or not, from statistics | `true` |
+//! | `statistics_aggregates` | answer `count`/`sum`/`avg`/`min`/`max`/`first_value`/`last_value` from series, chunk and page statistics under time and TAG filters, per TAG group and `date_bin` bucket, decoding only the pages they cannot answer | `true` |
 //! | `max_page_values` | values one page may decode to | 16777216 |
 //! | `max_page_bytes` | bytes one page may decompress to, and decode to | 268435456 (256 MiB) |
 //! | `max_string_bytes` | bytes of one string/blob value or dictionary entry | 67108864 (64 MiB) |
@@ -237,7 +237,7 @@ pub const OPTIONS: &[OptionDef] = &[
     OptionDef {
         key: "statistics_aggregates",
         aliases: &[],
-        doc: "answer whole-table `count`/`sum`/`avg`/`min`/`max`, grouped by TAG columns or not, from statistics",
+        doc: "answer `count`/`sum`/`avg`/`min`/`max`/`first_value`/`last_value` from series, chunk and page statistics under time and TAG filters, per TAG group and `date_bin` bucket, decoding only the pages they cannot answer",
         default: "`true`",
         get: |o| Some((!o.disable_statistics_aggregates).to_string()),
         set: |o, key, v| {

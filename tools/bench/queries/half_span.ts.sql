@@ -1,0 +1,1 @@
+SELECT device, count(*), avg(temperature), min(temperature), max(temperature) FROM 'bench-data/D.tsfile' WHERE time BETWEEN to_timestamp_millis(1700025000000) AND to_timestamp_millis(1700074999999) GROUP BY device ORDER BY device;

@@ -1,0 +1,1 @@
+SELECT device, date_bin(INTERVAL '1 hour', to_timestamp_millis(time)) AS bucket, count(*), avg(temperature), min(temperature), max(temperature) FROM 'bench-data/D.snappy.parquet' GROUP BY device, bucket ORDER BY device, bucket;
