@@ -102,7 +102,7 @@ impl StatisticsAggregateExec {
 }
 
 impl DisplayAs for StatisticsAggregateExec {
-    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+    fn fmt_as(&self, t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
         let q = &self.query;
         let aggr: Vec<String> = q.aggregates.iter().map(AggSpec::display).collect();
         let groups: Vec<String> = q
@@ -113,22 +113,32 @@ impl DisplayAs for StatisticsAggregateExec {
                 GroupCol::Bucket(b, _) => format!("date_bin({}, time)", b.describe()),
             })
             .collect();
-        write!(
-            f,
-            "StatisticsAggregateExec: mode={}, gby=[{}], aggr=[{}]",
-            if q.partial { "Partial" } else { "Single" },
-            groups.join(", "),
-            aggr.join(", "),
-        )?;
-        if let Some(r) = q.range.inclusive().filter(|_| q.range != TimeRange::all()) {
-            write!(f, ", time=[{}, {}]", r.0, r.1)?;
-        } else if q.range.is_empty() {
-            write!(f, ", time=[]")?;
+        let mut parts = vec![
+            ("mode", if q.partial { "Partial" } else { "Single" }.to_string()),
+            ("gby", format!("[{}]", groups.join(", "))),
+            ("aggr", format!("[{}]", aggr.join(", "))),
+        ];
+        if q.range.is_empty() {
+            parts.push(("time", "[]".to_string()));
+        } else if let Some((lo, hi)) = q.range.inclusive().filter(|_| q.range != TimeRange::all()) {
+            parts.push(("time", format!("[{lo}, {hi}]")));
         }
         if let Some(t) = &q.tag_filter {
-            write!(f, ", tags={t}")?;
+            parts.push(("tags", t.to_string()));
         }
-        write!(f, ", files={}", q.file_groups.iter().map(Vec::len).sum::<usize>())
+        parts.push(("files", q.file_groups.iter().map(Vec::len).sum::<usize>().to_string()));
+        match t {
+            DisplayFormatType::TreeRender => {
+                for (k, v) in parts {
+                    writeln!(f, "{k}={v}")?;
+                }
+                Ok(())
+            }
+            _ => {
+                let body: Vec<String> = parts.into_iter().map(|(k, v)| format!("{k}={v}")).collect();
+                write!(f, "StatisticsAggregateExec: {}", body.join(", "))
+            }
+        }
     }
 }
 

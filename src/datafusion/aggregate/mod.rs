@@ -1,30 +1,36 @@
 //! Aggregates answered from statistics.
 //!
-//! Every TsFile series carries statistics (count, time range, min, max, sum). A query such
-//! as `SELECT device, count(*), avg(temperature), max(reading) FROM t GROUP BY device`
-//! over a whole table needs no page at all: [`TsFileStatisticsAggregate`], a physical
-//! optimizer rule, replaces the first aggregation step over a TsFile scan (DataFusion's
-//! `AggregateExec` in mode `Single`, or `Partial` below the final merge) with a
-//! [`StatisticsAggregateExec`] that reads only the footers.
+//! Every TsFile series, chunk and page carries statistics (count, time range, min, max,
+//! first, last, sum). [`TsFileStatisticsAggregate`], a physical optimizer rule, replaces the
+//! first aggregation step over a TsFile scan (DataFusion's `AggregateExec` in mode `Single`,
+//! or `Partial` below the final merge) with a [`StatisticsAggregateExec`] that answers it from
+//! those statistics through the summary layer ([`crate::summary`]) and decodes only the pages
+//! they cannot answer.
 //!
 //! Taken when every part of the aggregation can be answered exactly:
-//! * the scan has no filter and no limit (a filter leaves rows the statistics cannot see);
-//! * the groups are TAG columns (one value per device), or there is no GROUP BY;
+//! * the scan has no limit; a filter between the aggregation and the scan is a conjunction
+//!   of comparisons of the time column with literals (a time range) and of predicates that
+//!   read TAG columns only (evaluated once per device);
+//! * the groups are TAG columns and at most one `date_bin(<interval>, time[, <origin>])` with
+//!   a literal interval without months over a time column without time zone, or there is no
+//!   GROUP BY;
 //! * the aggregates are `count`, `sum`, `avg`, `min`, `max` without DISTINCT, FILTER or
-//!   ORDER BY, over `*`, a literal (count), the time column or a FIELD column;
-//! * per function and type: `count` of anything; `sum` of INT32 (exact int64 sums), INT64
-//!   (when the statistics' float64 sum is provably exact), FLOAT and DOUBLE; `avg` of
-//!   INT32, INT64, FLOAT, DOUBLE; `min`/`max` of time, INT32, INT64, DATE, TIMESTAMP,
-//!   BOOLEAN, STRING, and of FLOAT/DOUBLE when the series hold no NaN or infinity and the
-//!   result is not zero (writers compare floats with IEEE `<`, which mishandles NaN and
-//!   does not order −0.0 and 0.0, while DataFusion orders floats totally).
+//!   ORDER BY, over `*`, a literal (count), the time column or a FIELD column, and
+//!   `first_value`/`last_value(x ORDER BY time)` of a FIELD column;
+//! * per function and type: `count` of anything; `sum` of INT32/INT64 (Int64, wrapping as
+//!   DataFusion's) and FLOAT/DOUBLE; `avg` of INT32, INT64, FLOAT, DOUBLE; `min`/`max` of the
+//!   time column and of INT32, INT64, DATE, TIMESTAMP, BOOLEAN, STRING/TEXT, FLOAT, DOUBLE;
+//!   `first_value`/`last_value` of the same types.
 //!
-//! What a file says is checked when the query runs: a partition whose files hold a value
-//! the statistics cannot answer for (a tree-model table, a NaN sum, a TEXT column's
-//! missing min/max…) runs the original aggregation instead, so the answer is always the
-//! one decoding would give (floating sums and averages up to summation order, as between
-//! DataFusion's own plans with different partition counts). Turn the rule off per table
-//! with option `statistics_aggregates = false`.
+//! Whether a statistic may stand for its rows is decided per unit when the query runs
+//! ([`crate::stats`]): a unit is folded in from statistics only when every aggregate is
+//! exact on it, otherwise its pages are decoded. Where statistics cannot decide at all (a
+//! tree-model table, `first_value`/`last_value` rows tying on time with different values)
+//! every partition runs the original aggregation instead, so the answer is always the one
+//! decoding gives (floating sums and averages up to summation order, as between DataFusion's
+//! own plans with different partition counts). Turn the rule off per table with option
+//! `statistics_aggregates = false`, or for a session with
+//! `SET tsfile.statistics_aggregates = false`.
 
 mod exec;
 mod output;
