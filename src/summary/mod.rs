@@ -129,7 +129,18 @@ impl SummaryQuery {
     ) -> Result<Vec<AlignedChunkGroup>> {
         let empty = self.empty_state()?;
         let series: Vec<Option<&Statistics>> = values.iter().map(|v| v.map(|s| &s.statistics)).collect();
-        match self.offer(into, &empty, &time.statistics, &series) {
+        // Merged statistics of several chunk groups would hide two rows at the same extreme
+        // time (overlapping groups) from `first_value`/`last_value`: offer those per group.
+        let positioned = self.aggs.iter().any(|a| matches!(a, AggFunc::First(..) | AggFunc::Last(..)));
+        let series_unit = if positioned && time.chunks.len() > 1 {
+            match TimeSpan::of(&time.statistics).map(|span| self.range.place(span)) {
+                None | Some(Placement::Outside) => Unit::Skip,
+                Some(_) => Unit::Descend,
+            }
+        } else {
+            self.offer(into, &empty, &time.statistics, &series)
+        };
+        match series_unit {
             Unit::Skip => return Ok(Vec::new()),
             Unit::Used => {
                 counts.series_from_statistics += 1;
