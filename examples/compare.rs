@@ -45,7 +45,7 @@ use futures::StreamExt;
 
 type BoxResult<T> = std::result::Result<T, Box<dyn Error>>;
 
-const WORKLOADS: [(&str, &str); 9] = [
+const WORKLOADS: [(&str, &str); 18] = [
     ("scan_all", "Full scan, all columns"),
     ("one_field", "One field: time + temperature"),
     ("time_range", "Time range, 1% of span, all columns"),
@@ -55,6 +55,15 @@ const WORKLOADS: [(&str, &str); 9] = [
     ("agg_stats", "count(*), min(time), max(reading)"),
     ("agg_global_decoded", "agg_global with statistics_aggregates = false"),
     ("agg_by_device_decoded", "agg_by_device with statistics_aggregates = false"),
+    ("threshold_double", "GROUP BY device: count, max(temperature) WHERE temperature > 32"),
+    ("threshold_double_none", "threshold_double with > 45 (no row)"),
+    ("threshold_float", "GROUP BY device: count, max(humidity) WHERE humidity > 78"),
+    ("threshold_int64", "GROUP BY device: count, min(reading) WHERE reading < 3000"),
+    ("latest", "GROUP BY device: max(time), last_value(temperature ORDER BY time)"),
+    ("earliest", "GROUP BY device: min(time), first_value(temperature ORDER BY time)"),
+    ("half_span", "GROUP BY device: count, avg/min/max(temperature) over the middle half of the span"),
+    ("daily", "GROUP BY device, date_bin(1 day): count, avg/min/max(temperature)"),
+    ("hourly", "GROUP BY device, date_bin(1 hour): count, avg/min/max(temperature)"),
 ];
 const SYSTEMS: [&str; 2] = ["ts", "pq"];
 const TS_METRICS: [&str; 8] = [
@@ -103,7 +112,12 @@ perf record --call-graph dwarf target/bench/profiling/examples/compare --data be
   hi = lo + span/100 - 1 (from `<size>.json`); `one_device` is `device = 'dev-NNNNNN'` with
   NNNNNN = int(0.42 x devices). The TsFile time column is `Timestamp(ms)`, so its literals are
   `to_timestamp_millis(..)`; the Parquet time column is `Int64`. Extra workload `agg_stats`:
-  `SELECT count(*), min(time), max(reading)`. `agg_global` and `agg_by_device` are answered
+  `SELECT count(*), min(time), max(reading)`. The time-series workloads: `threshold_*`
+  (`SELECT device, count(*), max(x) … WHERE x > c GROUP BY device`: pruning by page, chunk and
+  series statistics, floats included), `latest`/`earliest` (`max(time)`,
+  `last_value(temperature ORDER BY time)` per device), `half_span` (per-device aggregates over
+  the middle half of the time span), `daily`/`hourly` (`GROUP BY device, date_bin(..)`); the
+  Parquet SQL reads its Int64 time column through `to_timestamp_millis(time)`. `agg_global` and `agg_by_device` are answered
   from TsFile statistics (`StatisticsAggregateExec`, no page read); `agg_global_decoded` and
   `agg_by_device_decoded` run the same SQL on the same file with `statistics_aggregates =
   false`, so they measure decoding and DataFusion's aggregation.
@@ -228,6 +242,8 @@ struct DataSet {
     parquet_row_groups: u64,
     lo: i64,
     hi: i64,
+    time_min: i64,
+    time_max: i64,
     device: String,
 }
 
@@ -262,6 +278,8 @@ fn load_dataset(dir: &Path, size: &str) -> BoxResult<DataSet> {
         parquet_row_groups: m["files"]["parquet-snappy"]["row_groups"].as_u64().unwrap_or(0),
         lo,
         hi,
+        time_min: tmin,
+        time_max: tmax,
         device,
     })
 }
@@ -295,6 +313,20 @@ async fn time_literal(ctx: &SessionContext, table: &str, v: i64) -> BoxResult<St
     })
 }
 
+/// `SELECT device, count(*), <agg> FROM table WHERE <cond> GROUP BY device`.
+fn threshold(table: &str, agg: &str, cond: &str) -> String {
+    format!("SELECT device, count(*), {agg} FROM {table} WHERE {cond} GROUP BY device")
+}
+
+/// The time column as a timestamp: itself, or `to_timestamp_millis(time)` for an Int64 one.
+async fn time_expr(ctx: &SessionContext, table: &str) -> BoxResult<String> {
+    let schema = ctx.table(table).await?.schema().as_arrow().clone();
+    Ok(match schema.field_with_name("time")?.data_type() {
+        DataType::Timestamp(..) => "time".to_string(),
+        _ => "to_timestamp_millis(time)".to_string(),
+    })
+}
+
 async fn workload_sql(ctx: &SessionContext, w: &str, table: &str, ds: &DataSet) -> BoxResult<String> {
     // `*_decoded`: the same query over the TsFile table that never answers from statistics.
     let (w, table) = match w.strip_suffix("_decoded") {
@@ -314,6 +346,37 @@ async fn workload_sql(ctx: &SessionContext, w: &str, table: &str, ds: &DataSet) 
         "agg_global" => format!("SELECT count(*), avg(temperature), max(reading) FROM {table}"),
         "agg_by_device" => format!("SELECT device, count(*), avg(temperature), max(reading) FROM {table} GROUP BY device"),
         "agg_stats" => format!("SELECT count(*), min(time), max(reading) FROM {table}"),
+        "threshold_double" => threshold(table, "max(temperature)", "temperature > 32"),
+        "threshold_double_none" => threshold(table, "max(temperature)", "temperature > 45"),
+        "threshold_float" => threshold(table, "max(humidity)", "humidity > 78"),
+        "threshold_int64" => threshold(table, "min(reading)", "reading < 3000"),
+        "latest" => {
+            let t = time_expr(ctx, table).await?;
+            format!("SELECT device, max({t}), last_value(temperature ORDER BY time) FROM {table} GROUP BY device")
+        }
+        "earliest" => {
+            let t = time_expr(ctx, table).await?;
+            format!("SELECT device, min({t}), first_value(temperature ORDER BY time) FROM {table} GROUP BY device")
+        }
+        "half_span" => {
+            let (tmin, tmax) = (ds.time_min, ds.time_max);
+            let lo = tmin + (tmax - tmin) / 4;
+            let hi = lo + (tmax - tmin) / 2 - 1;
+            format!(
+                "SELECT device, count(*), avg(temperature), min(temperature), max(temperature) FROM {table} \
+                 WHERE time BETWEEN {} AND {} GROUP BY device",
+                time_literal(ctx, table, lo).await?,
+                time_literal(ctx, table, hi).await?
+            )
+        }
+        "daily" | "hourly" => {
+            let t = time_expr(ctx, table).await?;
+            let unit = if w == "daily" { "day" } else { "hour" };
+            format!(
+                "SELECT device, date_bin(INTERVAL '1 {unit}', {t}) AS bucket, count(*), avg(temperature), \
+                 min(temperature), max(temperature) FROM {table} GROUP BY device, bucket"
+            )
+        }
         other => return Err(format!("unknown workload {other}").into()),
     })
 }
