@@ -38,6 +38,7 @@ use crate::format::{ByteSource, ColumnCategory, DeviceEntry, DeviceId, FileReade
 use crate::read::aligned::{plan_chunk_groups, read_chunk_group_in};
 use crate::read::tree::read_device_rows;
 use crate::read::{DecodeBudget, ReadOptions};
+use crate::summary::{AggState, BucketSummary, Summary, SummaryQuery, UnitCounts};
 
 impl ByteSource for Box<dyn ByteSource> {
     fn len(&self) -> u64 {
@@ -297,6 +298,83 @@ impl TsFile {
             opts,
             batch_size: if read.batch_size == 0 { 8192 } else { read.batch_size },
         })
+    }
+
+    /// Aggregates of every device of table `table` over `query.range`, per `date_bin`
+    /// bucket when `query.buckets` is set, for value columns `columns` (the aggregates'
+    /// column indices refer to it; `query.types` is filled in from the schema): answered
+    /// from series, chunk and page statistics wherever they are exact, from decoded pages
+    /// elsewhere — the library form of the SQL statistics answers.
+    ///
+    /// ```
+    /// use datafusion_tsfile::stats::{TimeBuckets, TimeRange};
+    /// use datafusion_tsfile::summary::{AggFunc, Answer, Cell, SummaryQuery};
+    /// use datafusion_tsfile::TsFile;
+    ///
+    /// let file = TsFile::open("data/sample.tsfile")?;
+    /// let hour = TimeBuckets::new(3_600_000, 0)?; // file units: milliseconds
+    /// let query = SummaryQuery {
+    ///     range: TimeRange::all(),
+    ///     buckets: Some(hour),
+    ///     types: Vec::new(),
+    ///     aggs: vec![AggFunc::Rows, AggFunc::Max(0)],
+    /// };
+    /// let devices = file.summarize("weather", &["temperature"], &query)?;
+    /// assert_eq!(devices.len(), 300);
+    /// let rows: u64 = devices.iter().flat_map(|(_, b)| b).map(|b| b.rows).sum();
+    /// assert_eq!(rows, 1_006_239);
+    /// # Ok::<(), datafusion_tsfile::TsFileError>(())
+    /// ```
+    pub fn summarize(&self, table: &str, columns: &[&str], query: &SummaryQuery) -> Result<Vec<(DeviceId, Vec<BucketSummary>)>> {
+        self.check_readable()?;
+        let schema = self.table_schema(table)?;
+        let mut query = query.clone();
+        query.types = columns
+            .iter()
+            .map(|c| {
+                schema
+                    .columns
+                    .iter()
+                    .find(|s| s.name == *c && s.category == ColumnCategory::Field)
+                    .map(|s| s.data_type)
+                    .ok_or_else(|| {
+                        TsFileError::NotFound { what: format!("FIELD column '{c}' in table '{table}'") }.in_file(&self.name)
+                    })
+            })
+            .collect::<Result<_>>()?;
+        let devices = if self.reader.metadata().table_root(table).is_some() {
+            self.reader.devices(table).map_err(|e| e.in_file(&self.name))?
+        } else {
+            Vec::new()
+        };
+        let budget = DecodeBudget::for_options(&self.options.read);
+        let mut out = Vec::with_capacity(devices.len());
+        for d in devices {
+            let r = (|| {
+                let all = self.reader.series(&d)?;
+                let time = all.iter().find(|s| s.is_aligned_time()).ok_or_else(|| {
+                    TsFileError::corrupt("aligned device", None, format!("device {} has no time column", d.device))
+                })?;
+                let values: Vec<_> =
+                    columns.iter().map(|c| all.iter().find(|s| s.measurement == *c && !s.is_aligned_time())).collect();
+                let mut summary = Summary::new();
+                let mut counts = UnitCounts::default();
+                let groups = query.plan_device(time, &values, &mut summary, &mut counts)?;
+                query.read_groups(&self.reader, &groups, &mut summary, &self.options.read, &budget, &mut counts)?;
+                Ok(summary
+                    .into_iter()
+                    .filter(|(_, g)| g.rows > 0)
+                    .map(|(bucket, g)| BucketSummary {
+                        bucket,
+                        rows: g.rows,
+                        answers: g.aggs.into_iter().map(AggState::finish).collect(),
+                    })
+                    .collect())
+            })();
+            let buckets = r.with_context(|| format!("device {}", d.device)).map_err(|e| e.in_file(&self.name))?;
+            out.push((d.device, buckets));
+        }
+        Ok(out)
     }
 
     /// Read a tree-model device as rows: `time`, then one column per measurement (all of

@@ -55,11 +55,7 @@ internal_layer! {
 }
 internal_layer! { mod read; }
 pub mod stats;
-internal_layer! {
-    // Used by the DataFusion layer's statistics rule.
-    #[cfg_attr(not(feature = "datafusion"), allow(dead_code, unused_imports))]
-    mod summary;
-}
+pub mod summary;
 
 pub use encoding::{DecodeOptions, SprintzProduct, WriterLayout};
 pub use error::{Result, TsFileError};

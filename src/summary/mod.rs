@@ -25,16 +25,17 @@ mod state;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
-pub use state::{AggFunc, AggState, Answer, Cell, Rows};
+pub(crate) use state::Rows;
+pub use state::{AggFunc, AggState, Answer, Cell};
 
 use crate::error::Result;
 use crate::format::{ByteSource, FileReader, Statistics, TimeseriesMetadata, TsDataType};
 use crate::read::aligned::{plan_chunk_groups, read_chunk_group_in, AlignedChunkGroup, GroupPageStats, ValuePageStats};
 use crate::read::{DecodeBudget, ReadOptions};
-use crate::stats::{Offer, Placement, TimeBuckets, TimeRange, TimeSpan};
+use crate::stats::{Merge, Offer, Placement, TimeBuckets, TimeRange, TimeSpan};
 
 /// What to compute over each device.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SummaryQuery {
     /// Rows outside this range are not counted.
     pub range: TimeRange,
@@ -72,6 +73,19 @@ pub struct UnitCounts {
     pub pages_decoded: u64,
     /// Rows decoded and folded in.
     pub rows_decoded: u64,
+}
+
+/// One bucket of one device in [`TsFile::summarize`](crate::TsFile::summarize)'s answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BucketSummary {
+    /// Bucket start in file units (`None`: no buckets, or the bucket `date_bin` cannot
+    /// represent).
+    pub bucket: Option<i64>,
+    /// Rows of the device in the bucket and the time range.
+    pub rows: u64,
+    /// One answer per aggregate, in query order (`NeedDecode`: `first_value`/`last_value`
+    /// rows tie on time with different values, so the answer depends on row order).
+    pub answers: Vec<Merge<Answer>>,
 }
 
 /// What a unit's statistics did.
@@ -120,7 +134,7 @@ impl SummaryQuery {
     /// Fold in what the series and chunk statistics of one aligned device answer; returns
     /// its chunk groups whose pages must be read (with [`SummaryQuery::read_groups`]).
     /// `values` are the device's series of the query's value columns (`None`: absent).
-    pub fn plan_device(
+    pub(crate) fn plan_device(
         &self,
         time: &TimeseriesMetadata,
         values: &[Option<&TimeseriesMetadata>],
@@ -163,7 +177,7 @@ impl SummaryQuery {
     /// Read the pages of `groups` (from [`SummaryQuery::plan_device`]) from `file`: pages
     /// the statistics answer are folded in from them, the rest decoded (rows outside the
     /// range dropped) and folded in row by row.
-    pub fn read_groups<S: ByteSource>(
+    pub(crate) fn read_groups<S: ByteSource>(
         &self,
         file: &FileReader<S>,
         groups: &[AlignedChunkGroup],

@@ -142,7 +142,7 @@ enum Acc {
 
 /// A column's decoded rows as the states read them.
 #[derive(Debug, Clone, Copy)]
-pub struct Rows<'a> {
+pub(crate) struct Rows<'a> {
     /// Timestamps, one per row.
     pub times: &'a [i64],
     /// The values of every value column, with validity (`None`: every row valid).
@@ -201,7 +201,7 @@ impl AggState {
     }
 
     /// Fold in decoded rows `range` of `rows`.
-    pub fn offer_rows(&mut self, rows: Rows<'_>, range: Range<usize>) -> Result<()> {
+    pub(crate) fn offer_rows(&mut self, rows: Rows<'_>, range: Range<usize>) -> Result<()> {
         let times = rows.times.get(range.clone()).ok_or_else(|| rows_error(&range))?;
         let column = match self.func.column() {
             None => None,
