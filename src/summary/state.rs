@@ -462,3 +462,121 @@ fn fold_positioned(f: &mut TypedFirstLast, col: Column<'_>, times: &[i64], range
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use arrow_buffer::BooleanBuffer;
+
+    use crate::encoding::BinaryValues;
+
+    fn stats(count: u64, start: i64, end: i64, values: ValueStatistics) -> Statistics {
+        Statistics { count, start_time: start, end_time: end, values }
+    }
+
+    fn nulls(valid: &[bool]) -> Option<NullBuffer> {
+        Some(NullBuffer::new(BooleanBuffer::from(valid.to_vec())))
+    }
+
+    fn answer(s: AggState) -> Answer {
+        match s.finish() {
+            Merge::Exact(a) => a,
+            Merge::NeedDecode => panic!("undecided"),
+        }
+    }
+
+    #[test]
+    fn test_rows_fold_counts_sums_and_extremes_with_nulls() {
+        let times = [1, 2, 3, 4];
+        let columns = [(ColumnValues::Int64(vec![i64::MAX, 5, 1, -3]), nulls(&[true, true, false, true]))];
+        let rows = Rows { times: &times, columns: &columns };
+        let types = [TsDataType::Int64];
+        let mut count = AggState::new(AggFunc::Count(0), &types).unwrap();
+        let mut sum = AggState::new(AggFunc::Sum(0), &types).unwrap();
+        let mut min = AggState::new(AggFunc::Min(0), &types).unwrap();
+        let mut last = AggState::new(AggFunc::Last(0, NullTreatment::Respect), &types).unwrap();
+        for s in [&mut count, &mut sum, &mut min, &mut last] {
+            s.offer_rows(rows, 0..2).unwrap();
+            s.offer_rows(rows, 2..4).unwrap();
+        }
+        assert_eq!(answer(count), Answer::Count(3));
+        // Wrapping, as DataFusion's integer sum.
+        assert_eq!(answer(sum), Answer::Value(Cell::Int64(i64::MAX.wrapping_add(5).wrapping_add(-3))));
+        assert_eq!(answer(min), Answer::Value(Cell::Int64(-3)));
+        assert_eq!(answer(last), Answer::Positioned(Some((4, Cell::Int64(-3)))));
+        // Out-of-range rows are an error, not a panic.
+        let mut c = AggState::new(AggFunc::Count(0), &types).unwrap();
+        assert!(c.offer_rows(rows, 2..9).is_err());
+    }
+
+    #[test]
+    fn test_float_extremes_are_total_order_and_units_with_nan_are_decoded() {
+        let types = [TsDataType::Double];
+        let times = [1, 2, 3];
+        let columns = [(ColumnValues::Double(vec![-0.0, f64::NAN, 0.0]), None)];
+        let rows = Rows { times: &times, columns: &columns };
+        let mut max = AggState::new(AggFunc::Max(0), &types).unwrap();
+        let mut min = AggState::new(AggFunc::Min(0), &types).unwrap();
+        max.offer_rows(rows, 0..3).unwrap();
+        min.offer_rows(rows, 0..3).unwrap();
+        assert!(matches!(answer(max), Answer::Value(Cell::Double(v)) if v.is_nan()));
+        assert!(matches!(answer(min), Answer::Value(Cell::Double(v)) if v == 0.0 && v.is_sign_negative()));
+        // A unit whose sum is NaN may hide a NaN: decode it.
+        let time = stats(3, 1, 3, ValueStatistics::None);
+        let nan = stats(3, 1, 3, ValueStatistics::Double { min: 1.0, max: 2.0, first: 1.0, last: 2.0, sum: f64::NAN });
+        let mut max = AggState::new(AggFunc::Max(0), &types).unwrap();
+        assert_eq!(max.offer_unit(&time, &[Some(&nan)]), Offer::Decode);
+        let ok = stats(3, 1, 3, ValueStatistics::Double { min: 1.0, max: 2.0, first: 1.0, last: 2.0, sum: 4.5 });
+        assert_eq!(max.offer_unit(&time, &[Some(&ok)]), Offer::Used);
+        assert_eq!(answer(max), Answer::Value(Cell::Double(2.0)));
+    }
+
+    #[test]
+    fn test_last_value_respects_a_null_at_the_last_row_and_reports_ties() {
+        let types = [TsDataType::Int32];
+        let time = stats(5, 10, 50, ValueStatistics::None);
+        // The value column's last non-null value is at 40, the last row at 50: NULL.
+        let values = stats(4, 10, 40, ValueStatistics::Int32 { min: 1, max: 9, first: 1, last: 9, sum: 20 });
+        let mut respect = AggState::new(AggFunc::Last(0, NullTreatment::Respect), &types).unwrap();
+        let mut ignore = AggState::new(AggFunc::Last(0, NullTreatment::Ignore), &types).unwrap();
+        assert_eq!(respect.offer_unit(&time, &[Some(&values)]), Offer::Used);
+        assert_eq!(ignore.offer_unit(&time, &[Some(&values)]), Offer::Used);
+        assert_eq!(answer(respect), Answer::Positioned(Some((50, Cell::Null))));
+        assert_eq!(answer(ignore), Answer::Positioned(Some((40, Cell::Int32(9)))));
+        // Two rows at the same last time with different values: undecided.
+        let times = [7, 7];
+        let columns = [(ColumnValues::Int32(vec![1, 2]), None)];
+        let mut tie = AggState::new(AggFunc::Last(0, NullTreatment::Respect), &types).unwrap();
+        tie.offer_rows(Rows { times: &times, columns: &columns }, 0..2).unwrap();
+        assert_eq!(tie.finish(), Merge::NeedDecode);
+    }
+
+    #[test]
+    fn test_string_extremes_and_absent_columns() {
+        let types = [TsDataType::String];
+        let mut bytes = BinaryValues::new();
+        for v in [&b"pear"[..], b"", b"apple"] {
+            bytes.data.extend_from_slice(v);
+            bytes.offsets.push(bytes.data.len() as i32);
+        }
+        let times = [1, 2, 3];
+        let columns = [(ColumnValues::Binary(bytes), None)];
+        let mut min = AggState::new(AggFunc::Min(0), &types).unwrap();
+        let mut max = AggState::new(AggFunc::Max(0), &types).unwrap();
+        min.offer_rows(Rows { times: &times, columns: &columns }, 0..3).unwrap();
+        max.offer_rows(Rows { times: &times, columns: &columns }, 0..3).unwrap();
+        assert_eq!(answer(min), Answer::Value(Cell::Bytes(Vec::new())));
+        assert_eq!(answer(max), Answer::Value(Cell::Bytes(b"pear".to_vec())));
+        // A column without a series in a unit holds no value there.
+        let time = stats(2, 1, 2, ValueStatistics::None);
+        let mut count = AggState::new(AggFunc::Count(0), &types).unwrap();
+        let mut rows = AggState::new(AggFunc::Rows, &types).unwrap();
+        assert_eq!(count.offer_unit(&time, &[None]), Offer::Used);
+        assert_eq!(rows.offer_unit(&time, &[None]), Offer::Used);
+        assert_eq!((answer(count), answer(rows)), (Answer::Count(0), Answer::Count(2)));
+        // Unsupported combinations are refused when the state is made.
+        assert!(AggState::new(AggFunc::Sum(0), &types).is_err());
+        assert!(AggState::new(AggFunc::Min(3), &types).is_err());
+    }
+}
