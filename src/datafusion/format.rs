@@ -8,6 +8,7 @@
 //! * `infer_stats` gives exact row counts, time bounds and per-column min/max/null counts
 //!   from the series statistics, so `count(*)`, `min(time)` and `max(int_col)` need no page.
 
+use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
@@ -30,7 +31,7 @@ use crate::datafusion::errors::df_err;
 use crate::datafusion::metadata::{FileMeta, MetadataCache};
 use crate::datafusion::options::TsFileReadOptions;
 use crate::datafusion::pruning::{
-    column_roles, tag_column_stat, time_column_stat, value_column_stat, value_exact_min_max, ColumnRole, ColumnStat,
+    column_roles, merge_bound, tag_column_stat, time_column_stat, value_column_stat, value_exact_min_max, ColumnRole, ColumnStat,
 };
 use crate::datafusion::source::TsFileSource;
 use crate::datafusion::tree::{tree_file_statistics, tree_schema};
@@ -187,13 +188,17 @@ fn merge_schemas(schemas: &[(SchemaRef, String)]) -> Result<SchemaRef> {
 
 /// One column's file-level min/max while the devices are merged: the running bounds, whether
 /// each is the exact answer, and whether every device with values gave bounds.
+///
+/// The merged lower bound is the exact minimum when some device attains it exactly: every
+/// other device's values lie at or above its own bound, hence at or above this one (under
+/// the total order `ScalarValue` compares floats by). Likewise for the maximum.
 #[derive(Debug, Clone)]
 struct ColumnAcc {
     /// Smallest lower bound so far (total order for floats, as `ScalarValue` compares).
     lo: Option<ScalarValue>,
     /// Largest upper bound so far.
     hi: Option<ScalarValue>,
-    /// `lo` is the exact minimum (every device's lower bound was its exact minimum).
+    /// `lo` is the exact minimum (a device whose lower bound is `lo` attains it).
     lo_exact: bool,
     /// `hi` is the exact maximum.
     hi_exact: bool,
@@ -222,16 +227,12 @@ impl ColumnAcc {
             return;
         };
         // `ScalarValue` equality compares floats by bits, so -0.0 is not +0.0 here.
-        self.lo_exact &= exact.0.as_ref() == Some(&lo);
-        self.hi_exact &= exact.1.as_ref() == Some(&hi);
-        self.lo = Some(match self.lo.take() {
-            Some(cur) if cur.partial_cmp(&lo) == Some(std::cmp::Ordering::Less) => cur,
-            _ => lo,
-        });
-        self.hi = Some(match self.hi.take() {
-            Some(cur) if cur.partial_cmp(&hi) == Some(std::cmp::Ordering::Greater) => cur,
-            _ => hi,
-        });
+        let (lo_exact, hi_exact) = (exact.0.as_ref() == Some(&lo), exact.1.as_ref() == Some(&hi));
+        if !merge_bound(&mut self.lo, &mut self.lo_exact, lo, lo_exact, Ordering::Less)
+            || !merge_bound(&mut self.hi, &mut self.hi_exact, hi, hi_exact, Ordering::Greater)
+        {
+            self.known = false;
+        }
     }
 
     /// The merged min and max in type `ty`: `Exact` only when they are the exact answers

@@ -9,8 +9,9 @@
 //! = Arrow's order), BOOLEAN via `true_count`, TAG values, null counts of aligned columns
 //! (rows − non-null count), and FLOAT/DOUBLE min/max under the float rule of
 //! [`crate::stats::trust`]. Writers compute float min/max with IEEE `<`, which skips NaN and
-//! does not order −0.0/+0.0, while Arrow and DataFusion compare floats by total order (NaN
-//! above +∞, so `x > 32` holds for NaN; −0.0 < +0.0). So a FLOAT/DOUBLE container gets a
+//! does not order −0.0/+0.0, while Arrow and DataFusion order floats totally (NaN above +∞,
+//! so `x > 32` holds for NaN; −0.0 < +0.0 in `min`/`max` and sorting, though DataFusion 55's
+//! comparison operators treat the two zeros as equal). So a FLOAT/DOUBLE container gets a
 //! min/max only when its statistics prove there is no NaN (`sum` not NaN, `min`/`max` not
 //! NaN, `min <= max`), and a bound equal to zero is widened to cover both zeros (min −0.0,
 //! max +0.0): these are bounds, not necessarily attained values
@@ -152,6 +153,36 @@ pub fn value_column_stat(s: Option<&Statistics>, rows: u64, ty: &DataType) -> Co
             ColumnStat { min, max, nulls: Some(rows.saturating_sub(s.count)) }
         }
     }
+}
+
+/// Merge a container's bound `new` (attained by one of its values when `new_exact`) into the
+/// running bound `cur` of several containers (file statistics): `new` replaces it when it
+/// compares `wins` against it (`Less` for minima, `Greater` for maxima); on a tie the merged
+/// bound is attained when either is. A merged bound that is attained is the exact extreme:
+/// every container's values lie within its own bounds, hence within the merged ones
+/// (`ScalarValue` compares floats by total order). False when the two do not compare.
+pub fn merge_bound(
+    cur: &mut Option<ScalarValue>,
+    exact: &mut bool,
+    new: ScalarValue,
+    new_exact: bool,
+    wins: std::cmp::Ordering,
+) -> bool {
+    let Some(c) = cur.as_ref() else {
+        *cur = Some(new);
+        *exact = new_exact;
+        return true;
+    };
+    match new.partial_cmp(c) {
+        Some(o) if o == wins => {
+            *cur = Some(new);
+            *exact = new_exact;
+        }
+        Some(std::cmp::Ordering::Equal) => *exact |= new_exact,
+        Some(_) => {}
+        None => return false,
+    }
+    true
 }
 
 /// Statistics of the time column.
@@ -560,6 +591,32 @@ mod tests {
         // NaN is above every number: `x > 3` keeps the NaN units (1, 2, 3) and the infinite ones.
         let (keep, _) = keep_and_match(Operator::Gt, 3.0);
         assert_eq!(keep, [false, true, true, true, false, false, false, false, false, true, false, true, true, false]);
+    }
+
+    #[test]
+    fn test_merge_bound_is_exact_only_when_the_merged_bound_is_attained() {
+        use std::cmp::Ordering::Less;
+        let f = |v: f64| ScalarValue::Float64(Some(v));
+        // Minima of three containers: (bound, attained).
+        let merge = |parts: &[(f64, bool)]| {
+            let (mut cur, mut exact) = (None, true);
+            for (v, e) in parts {
+                assert!(merge_bound(&mut cur, &mut exact, f(*v), *e, Less));
+            }
+            (cur.map(|c| bits64(&Some(c))), exact)
+        };
+        let b = |v: f64| Some(Some(v.to_bits()));
+        // A widened -0.0 (values +0.0) below an attained 1.0: a bound, not the minimum.
+        assert_eq!(merge(&[(-0.0, false), (1.0, true)]), (b(-0.0), false));
+        assert_eq!(merge(&[(1.0, true), (-0.0, false)]), (b(-0.0), false));
+        // An attained -0.0 ties with the widened one: the minimum.
+        assert_eq!(merge(&[(-0.0, false), (-0.0, true), (2.0, true)]), (b(-0.0), true));
+        // -0.0 is below +0.0 in total order.
+        assert_eq!(merge(&[(0.0, true), (-0.0, false)]), (b(-0.0), false));
+        assert_eq!(merge(&[(-5.0, true), (-0.0, false)]), (b(-5.0), true));
+        // Values that do not compare (another type) are refused.
+        let (mut cur, mut exact) = (Some(f(1.0)), true);
+        assert!(!merge_bound(&mut cur, &mut exact, ScalarValue::Int32(Some(1)), true, Less));
     }
 
     #[test]

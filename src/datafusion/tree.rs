@@ -30,7 +30,7 @@ use datafusion::common::{ColumnStatistics, DataFusionError, ScalarValue, Statist
 
 use crate::arrow::schema::{measurement_field, tag_field, time_field, CATEGORY_KEY};
 use crate::datafusion::options::{TreeMixedTypes, TsFileReadOptions};
-use crate::datafusion::pruning::{tag_column_stat, time_scalar, value_exact_min_max, value_min_max, ColumnStat};
+use crate::datafusion::pruning::{merge_bound, tag_column_stat, time_scalar, value_exact_min_max, value_min_max, ColumnStat};
 use crate::error::{Result, TsFileError};
 use crate::format::{ByteSource, DeviceId, FileReader, TimeseriesMetadata, TsDataType};
 
@@ -364,18 +364,21 @@ pub fn tree_file_statistics(meta: &TreeMeta, schema: &Schema) -> Statistics {
                     }),
                 })
                 .collect();
-            let bounds = per_device.into_iter().try_fold(None::<(ScalarValue, ScalarValue, bool, bool)>, |acc, b| {
-                let (lo, hi, lo_exact, hi_exact) = b?;
-                Some(Some(match acc {
-                    None => (lo, hi, lo_exact, hi_exact),
-                    Some((a, z, a_exact, z_exact)) => (
-                        if lo.partial_cmp(&a) == Some(std::cmp::Ordering::Less) { lo } else { a },
-                        if hi.partial_cmp(&z) == Some(std::cmp::Ordering::Greater) { hi } else { z },
-                        a_exact && lo_exact,
-                        z_exact && hi_exact,
-                    ),
-                }))
-            });
+            // Merged bounds (None when a device's are unknown); attained when a device with
+            // the merged bound attains it (see `merge_bound`).
+            let mut bounds: Option<(Option<ScalarValue>, Option<ScalarValue>, bool, bool)> = Some((None, None, true, true));
+            for b in per_device {
+                let (Some((lo, hi, lo_exact, hi_exact)), Some((a, z, a_exact, z_exact))) = (b, bounds.as_mut()) else {
+                    bounds = None;
+                    break;
+                };
+                if !merge_bound(a, a_exact, lo, lo_exact, std::cmp::Ordering::Less)
+                    || !merge_bound(z, z_exact, hi, hi_exact, std::cmp::Ordering::Greater)
+                {
+                    bounds = None;
+                    break;
+                }
+            }
             // Exact only when it is the exact answer: DataFusion answers `min(x)`/`max(x)` from
             // exact statistics; a bound that may not be attained is inexact.
             let precision_of = |v: ScalarValue, exact: bool| match v.cast_to(ty) {
@@ -383,9 +386,9 @@ pub fn tree_file_statistics(meta: &TreeMeta, schema: &Schema) -> Statistics {
                 Ok(s) => Precision::Inexact(s),
                 Err(_) => Precision::Absent,
             };
-            let (min_value, max_value) = match bounds.flatten() {
-                Some((lo, hi, lo_exact, hi_exact)) => (precision_of(lo, lo_exact), precision_of(hi, hi_exact)),
-                None => (Precision::Absent, Precision::Absent),
+            let (min_value, max_value) = match bounds {
+                Some((Some(lo), Some(hi), lo_exact, hi_exact)) => (precision_of(lo, lo_exact), precision_of(hi, hi_exact)),
+                _ => (Precision::Absent, Precision::Absent),
             };
             let null_count = match role {
                 TreeRole::Time | TreeRole::Device => Precision::Exact(0),

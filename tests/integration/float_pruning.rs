@@ -15,6 +15,7 @@ use arrow_array::types::{Float32Type, Float64Type};
 use arrow_array::{Array, RecordBatch};
 use arrow_schema::DataType;
 use datafusion::datasource::MemTable;
+use datafusion::physical_plan::displayable;
 use datafusion::prelude::SessionContext;
 use datafusion_tsfile::arrow::schema::TimeUnit;
 use datafusion_tsfile::datafusion::{register_tsfile, TsFileReadOptions};
@@ -347,13 +348,17 @@ fn test_float_unfiltered_extremes_of_zeros() {
     // (FLOAT pages, DOUBLE pages) per device, as pattern indexes: 11 = all -0.0, 12 = all +0.0,
     // 13/14 = both zeros (either first), 15 = +0.0 first then -0.0 among positives, 16 = -0.0
     // first then +0.0 among negatives.
-    let cases: [&[(&[usize], &[usize])]; 6] = [
+    let cases: [&[(&[usize], &[usize])]; 8] = [
         &[(&[12], &[11])],
         &[(&[11], &[12])],
         &[(&[12, 12], &[11, 11]), (&[12], &[11])],
         &[(&[13], &[14])],
         &[(&[15], &[16])],
         &[(&[16, 12], &[15, 11]), (&[11], &[12])],
+        // Page 2 holds -100..-1: the extremes are attained by one device and exact.
+        &[(&[2], &[2]), (&[12], &[15])],
+        // The widened minimum of +0.0 values is below another device's exact minimum.
+        &[(&[12], &[12]), (&[0], &[0])],
     ];
     assert_eq!(zeros[12], vec![Some(0.0); PAGE]);
     block_on(async {
@@ -366,9 +371,20 @@ fn test_float_unfiltered_extremes_of_zeros() {
                 let opts = TsFileReadOptions::default().with_time_unit(TimeUnit::Raw).with_statistics_aggregates(aggregates);
                 register_three(&c, path.to_str().unwrap(), opts).await;
                 for q in ["SELECT min(f), max(f), min(d), max(d) FROM ", "SELECT min(d) FROM ", "SELECT max(f) FROM "] {
-                    let (on, _) = run(&c, &format!("{q}on")).await;
+                    let (on, plan) = run(&c, &format!("{q}on")).await;
                     let (mem, _) = run(&c, &format!("{q}mem")).await;
                     assert_eq!(rows_of(&on), rows_of(&mem), "case {k}: {q}");
+                    // Without the TsFile rule only exact file statistics can answer.
+                    let scans = displayable(plan.as_ref()).indent(true).to_string().contains("DataSourceExec");
+                    // Case 0: min(f) is a stored +0.0 and max(d) a stored -0.0 (decoded), min(d)
+                    // a stored -0.0 and max(f) a stored +0.0 (exact).
+                    if !aggregates && k == 0 {
+                        let all = q.contains("min(f)");
+                        assert_eq!(scans, all, "case {k}: {q}: decoded {scans}");
+                    }
+                    if !aggregates && k == 6 {
+                        assert!(!scans, "case {k}: {q} not answered from exact statistics");
+                    }
                 }
             }
             std::fs::remove_file(&path).unwrap();
