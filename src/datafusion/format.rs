@@ -8,11 +8,12 @@
 //! * `infer_stats` gives exact row counts, time bounds and per-column min/max/null counts
 //!   from the series statistics, so `count(*)`, `min(time)` and `max(int_col)` need no page.
 
+use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
-use arrow_schema::{Field, Schema, SchemaRef};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use async_trait::async_trait;
 use datafusion::catalog::Session;
 use datafusion::common::stats::Precision;
@@ -29,7 +30,9 @@ use crate::arrow::schema::table_arrow_schema;
 use crate::datafusion::errors::df_err;
 use crate::datafusion::metadata::{FileMeta, MetadataCache};
 use crate::datafusion::options::TsFileReadOptions;
-use crate::datafusion::pruning::{column_roles, tag_column_stat, time_column_stat, value_column_stat, ColumnRole, ColumnStat};
+use crate::datafusion::pruning::{
+    column_roles, merge_bound, tag_column_stat, time_column_stat, value_column_stat, value_exact_min_max, ColumnRole, ColumnStat,
+};
 use crate::datafusion::source::TsFileSource;
 use crate::datafusion::tree::{tree_file_statistics, tree_schema};
 
@@ -183,6 +186,70 @@ fn merge_schemas(schemas: &[(SchemaRef, String)]) -> Result<SchemaRef> {
     Ok(Arc::new(Schema::new(fields)))
 }
 
+/// One column's file-level min/max while the devices are merged: the running bounds, whether
+/// each is the exact answer, and whether every device with values gave bounds.
+///
+/// The merged lower bound is the exact minimum when some device attains it exactly: every
+/// other device's values lie at or above its own bound, hence at or above this one (under
+/// the total order `ScalarValue` compares floats by). Likewise for the maximum.
+#[derive(Debug, Clone)]
+struct ColumnAcc {
+    /// Smallest lower bound so far (total order for floats, as `ScalarValue` compares).
+    lo: Option<ScalarValue>,
+    /// Largest upper bound so far.
+    hi: Option<ScalarValue>,
+    /// `lo` is the exact minimum (a device whose lower bound is `lo` attains it).
+    lo_exact: bool,
+    /// `hi` is the exact maximum.
+    hi_exact: bool,
+    /// Every device holding values of the column gave bounds.
+    known: bool,
+    /// Null count.
+    nulls: u64,
+}
+
+impl Default for ColumnAcc {
+    fn default() -> Self {
+        ColumnAcc { lo: None, hi: None, lo_exact: true, hi_exact: true, known: true, nulls: 0 }
+    }
+}
+
+impl ColumnAcc {
+    /// Merge one device of `n` rows: its bounds `st` and its exact min/max `exact` (equal to
+    /// the bounds except where the bounds are not attained, e.g. a float zero or NaN).
+    fn add(&mut self, st: ColumnStat, exact: (Option<ScalarValue>, Option<ScalarValue>), n: u64) {
+        self.nulls += st.nulls.unwrap_or(0);
+        if st.nulls == Some(n) {
+            return;
+        }
+        let (Some(lo), Some(hi)) = (st.min, st.max) else {
+            self.known = false;
+            return;
+        };
+        // `ScalarValue` equality compares floats by bits, so -0.0 is not +0.0 here.
+        let (lo_exact, hi_exact) = (exact.0.as_ref() == Some(&lo), exact.1.as_ref() == Some(&hi));
+        if !merge_bound(&mut self.lo, &mut self.lo_exact, lo, lo_exact, Ordering::Less)
+            || !merge_bound(&mut self.hi, &mut self.hi_exact, hi, hi_exact, Ordering::Greater)
+        {
+            self.known = false;
+        }
+    }
+
+    /// The merged min and max in type `ty`: `Exact` only when they are the exact answers
+    /// (DataFusion answers `min(x)`/`max(x)` from exact statistics), `Inexact` bounds
+    /// otherwise, `Absent` when a device with values had no bounds.
+    fn precision(&self, ty: &DataType) -> (Precision<ScalarValue>, Precision<ScalarValue>) {
+        let cast = |v: &Option<ScalarValue>, exact: bool| -> Precision<ScalarValue> {
+            match v.as_ref().map(|s| s.cast_to(ty)) {
+                Some(Ok(s)) if self.known && exact => Precision::Exact(s),
+                Some(Ok(s)) if self.known => Precision::Inexact(s),
+                _ => Precision::Absent,
+            }
+        };
+        (cast(&self.lo, self.lo_exact), cast(&self.hi, self.hi_exact))
+    }
+}
+
 /// Table-level statistics of one file for `schema` (the merged table schema).
 pub fn file_statistics(meta: &FileMeta, table: &str, schema: &Schema) -> crate::Result<Statistics> {
     let t = meta.table(table)?;
@@ -190,52 +257,44 @@ pub fn file_statistics(meta: &FileMeta, table: &str, schema: &Schema) -> crate::
     let fields_in_file: HashSet<String> = t.schema.field_columns().map(|c| c.name.clone()).collect();
     let roles = column_roles(schema, &tag_order, &fields_in_file);
     let mut rows: u64 = 0;
-    // Per column: running min, max, null count; `exact` false once unknown.
-    let mut acc: Vec<(Option<ScalarValue>, Option<ScalarValue>, u64, bool)> = vec![(None, None, 0, true); roles.len()];
+    let mut acc: Vec<ColumnAcc> = vec![ColumnAcc::default(); roles.len()];
     for d in &t.devices {
         let n = d.rows();
         rows += n;
         for ((role, field), a) in roles.iter().zip(schema.fields()).zip(acc.iter_mut()) {
-            let st: ColumnStat = match role {
-                ColumnRole::Time => time_column_stat(&d.time.statistics, field.data_type()),
-                ColumnRole::Tag(i) => tag_column_stat(d.device.segment(*i), n),
-                ColumnRole::Attribute | ColumnRole::Missing => ColumnStat { min: None, max: None, nulls: Some(n) },
-                ColumnRole::Field(name) => value_column_stat(d.fields.get(name).map(|s| &s.statistics), n, field.data_type()),
-            };
-            a.2 += st.nulls.unwrap_or(0);
-            let has_values = st.nulls != Some(n);
-            if has_values {
-                match (st.min, st.max) {
-                    (Some(lo), Some(hi)) => {
-                        a.0 = Some(match a.0.take() {
-                            Some(cur) if cur.partial_cmp(&lo) == Some(std::cmp::Ordering::Less) => cur,
-                            _ => lo,
-                        });
-                        a.1 = Some(match a.1.take() {
-                            Some(cur) if cur.partial_cmp(&hi) == Some(std::cmp::Ordering::Greater) => cur,
-                            _ => hi,
-                        });
-                    }
-                    _ => a.3 = false,
+            let ty = field.data_type();
+            let (st, exact): (ColumnStat, (Option<ScalarValue>, Option<ScalarValue>)) = match role {
+                ColumnRole::Time => {
+                    let st = time_column_stat(&d.time.statistics, ty);
+                    let exact = (st.min.clone(), st.max.clone());
+                    (st, exact)
                 }
-            }
+                ColumnRole::Tag(i) => {
+                    let st = tag_column_stat(d.device.segment(*i), n);
+                    let exact = (st.min.clone(), st.max.clone());
+                    (st, exact)
+                }
+                ColumnRole::Attribute | ColumnRole::Missing => {
+                    (ColumnStat { min: None, max: None, nulls: Some(n) }, (None, None))
+                }
+                ColumnRole::Field(name) => {
+                    let s = d.fields.get(name).map(|s| &s.statistics);
+                    (value_column_stat(s, n, ty), s.map_or((None, None), |s| value_exact_min_max(s, ty)))
+                }
+            };
+            a.add(st, exact, n);
         }
     }
     let column_statistics = acc
         .into_iter()
-        .zip(roles.iter())
         .zip(schema.fields())
-        .map(|(((min, max, nulls, exact), _role), field)| {
-            let cast = |v: Option<ScalarValue>| -> Precision<ScalarValue> {
-                match v.map(|s| s.cast_to(field.data_type())) {
-                    Some(Ok(s)) if exact => Precision::Exact(s),
-                    _ => Precision::Absent,
-                }
-            };
+        .map(|(a, field)| {
+            let nulls = a.nulls;
+            let (min_value, max_value) = a.precision(field.data_type());
             ColumnStatistics {
                 null_count: Precision::Exact(usize::try_from(nulls).unwrap_or(usize::MAX)),
-                max_value: cast(max),
-                min_value: cast(min),
+                max_value,
+                min_value,
                 sum_value: Precision::Absent,
                 distinct_count: Precision::Absent,
                 byte_size: Precision::Absent,

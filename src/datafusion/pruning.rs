@@ -7,9 +7,19 @@
 //!
 //! What is trusted: time ranges, integer/DATE/TIMESTAMP min/max, STRING min/max (byte order
 //! = Arrow's order), BOOLEAN via `true_count`, TAG values, null counts of aligned columns
-//! (rows − non-null count). FLOAT/DOUBLE min/max are **not** used: writers compute them with
-//! IEEE comparisons that ignore NaN and −0.0, while Arrow orders floats totally, so using
-//! them could drop matching rows.
+//! (rows − non-null count), and FLOAT/DOUBLE min/max under the float rule of
+//! [`crate::stats::trust`]. Writers compute float min/max with IEEE `<`, which skips NaN and
+//! does not order −0.0/+0.0, while Arrow and DataFusion order floats totally (NaN above +∞,
+//! so `x > 32` holds for NaN; −0.0 < +0.0 in `min`/`max` and sorting, though DataFusion 55's
+//! comparison operators treat the two zeros as equal). So a FLOAT/DOUBLE container gets a
+//! min/max only when its statistics prove there is no NaN (`sum` not NaN, `min`/`max` not
+//! NaN, `min <= max`), and a bound equal to zero is widened to cover both zeros (min −0.0,
+//! max +0.0): these are bounds, not necessarily attained values
+//! ([`crate::stats::trust::float_bounds`]). A FLOAT column keeps `f32` bounds (the widened
+//! bounds are exact `f32` values); a FLOAT series read as a DOUBLE column (a tree
+//! measurement typed both ways) gets them widened exactly to `f64`.
+//! [`value_exact_min_max`] gives the exact total-order answers instead, for planner
+//! statistics that DataFusion may use to answer `min`/`max`.
 //!
 //! One error policy, at every level ([`prune_or_keep`]), as in DataFusion's Parquet reader:
 //! statistics are an optimisation only, so an error evaluating the pruning predicate never
@@ -30,6 +40,7 @@ use datafusion::physical_plan::metrics::Count;
 use crate::arrow::array::date_to_days;
 use crate::arrow::schema::{TimeUnit, CATEGORY_KEY};
 use crate::format::{Statistics, ValueStatistics};
+use crate::stats::trust::{float_bounds, float_exact_max, float_exact_min};
 
 /// What is known of one column in one container.
 #[derive(Debug, Clone, Default)]
@@ -79,7 +90,56 @@ pub fn value_min_max(s: &Statistics, ty: &DataType) -> (Option<ScalarValue>, Opt
                 _ => (None, None),
             }
         }
+        (ValueStatistics::Float { .. } | ValueStatistics::Double { .. }, _) => match float_fields(s) {
+            Some((min, max, sum)) => match float_bounds(min, max, sum) {
+                Some((lo, hi)) => (float_scalar(lo, s, ty), float_scalar(hi, s, ty)),
+                None => (None, None),
+            },
+            None => (None, None),
+        },
         _ => (None, None),
+    }
+}
+
+/// The exact total-order `min`/`max` of the values of a unit as scalars of Arrow type `ty`
+/// (what DataFusion's `min(x)`/`max(x)` would return over them), `None` where the statistics
+/// do not give it exactly. Equal to [`value_min_max`] except for FLOAT/DOUBLE, whose
+/// statistics give bounds that may not be attained: a NaN may hide (refused), a +0.0 minimum
+/// may hide a −0.0 and a −0.0 maximum a +0.0 ([`crate::stats::trust::float_exact_min`],
+/// [`crate::stats::trust::float_exact_max`]).
+pub fn value_exact_min_max(s: &Statistics, ty: &DataType) -> (Option<ScalarValue>, Option<ScalarValue>) {
+    if s.count == 0 {
+        return (None, None);
+    }
+    match (&s.values, float_fields(s)) {
+        (ValueStatistics::Float { .. } | ValueStatistics::Double { .. }, Some((min, max, sum))) => (
+            float_exact_min(min, max, sum).and_then(|v| float_scalar(v, s, ty)),
+            float_exact_max(min, max, sum).and_then(|v| float_scalar(v, s, ty)),
+        ),
+        (ValueStatistics::Float { .. } | ValueStatistics::Double { .. }, None) => (None, None),
+        _ => value_min_max(s, ty),
+    }
+}
+
+/// The `(min, max, sum)` of FLOAT/DOUBLE statistics in float64 (FLOAT widened exactly).
+fn float_fields(s: &Statistics) -> Option<(f64, f64, f64)> {
+    match s.values {
+        ValueStatistics::Float { min, max, sum, .. } => Some((f64::from(min), f64::from(max), sum)),
+        ValueStatistics::Double { min, max, sum, .. } => Some((min, max, sum)),
+        _ => None,
+    }
+}
+
+/// A float64 bound or extreme taken from the statistics of `s` as a scalar of Arrow type
+/// `ty`: FLOAT statistics as Float32 (the value was an `f32`, so narrowing is exact) or
+/// Float64 (exact widening), DOUBLE statistics as Float64 only.
+fn float_scalar(v: f64, s: &Statistics, ty: &DataType) -> Option<ScalarValue> {
+    match (&s.values, ty) {
+        (ValueStatistics::Float { .. }, DataType::Float32) => Some(ScalarValue::Float32(Some(v as f32))),
+        (ValueStatistics::Float { .. } | ValueStatistics::Double { .. }, DataType::Float64) => {
+            Some(ScalarValue::Float64(Some(v)))
+        }
+        _ => None,
     }
 }
 
@@ -93,6 +153,36 @@ pub fn value_column_stat(s: Option<&Statistics>, rows: u64, ty: &DataType) -> Co
             ColumnStat { min, max, nulls: Some(rows.saturating_sub(s.count)) }
         }
     }
+}
+
+/// Merge a container's bound `new` (attained by one of its values when `new_exact`) into the
+/// running bound `cur` of several containers (file statistics): `new` replaces it when it
+/// compares `wins` against it (`Less` for minima, `Greater` for maxima); on a tie the merged
+/// bound is attained when either is. A merged bound that is attained is the exact extreme:
+/// every container's values lie within its own bounds, hence within the merged ones
+/// (`ScalarValue` compares floats by total order). False when the two do not compare.
+pub fn merge_bound(
+    cur: &mut Option<ScalarValue>,
+    exact: &mut bool,
+    new: ScalarValue,
+    new_exact: bool,
+    wins: std::cmp::Ordering,
+) -> bool {
+    let Some(c) = cur.as_ref() else {
+        *cur = Some(new);
+        *exact = new_exact;
+        return true;
+    };
+    match new.partial_cmp(c) {
+        Some(o) if o == wins => {
+            *cur = Some(new);
+            *exact = new_exact;
+        }
+        Some(std::cmp::Ordering::Equal) => *exact |= new_exact,
+        Some(_) => {}
+        None => return false,
+    }
+    true
 }
 
 /// Statistics of the time column.
@@ -297,6 +387,236 @@ mod tests {
         fn contained(&self, _column: &Column, _values: &HashSet<ScalarValue>) -> Option<BooleanArray> {
             None
         }
+    }
+
+    fn double(count: u64, min: f64, max: f64, sum: f64) -> Statistics {
+        Statistics { count, start_time: 0, end_time: 9, values: ValueStatistics::Double { min, max, first: min, last: max, sum } }
+    }
+
+    fn float(count: u64, min: f32, max: f32, sum: f64) -> Statistics {
+        Statistics { count, start_time: 0, end_time: 9, values: ValueStatistics::Float { min, max, first: min, last: max, sum } }
+    }
+
+    /// The bits of a Float64 scalar (so -0.0 and +0.0 differ); None for no scalar.
+    fn bits64(v: &Option<ScalarValue>) -> Option<u64> {
+        match v {
+            Some(ScalarValue::Float64(Some(x))) => Some(x.to_bits()),
+            None => None,
+            other => panic!("not a Float64: {other:?}"),
+        }
+    }
+
+    fn bits32(v: &Option<ScalarValue>) -> Option<u32> {
+        match v {
+            Some(ScalarValue::Float32(Some(x))) => Some(x.to_bits()),
+            None => None,
+            other => panic!("not a Float32: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn test_float_column_stat_ordinary_and_infinite_sums() {
+        let st = value_column_stat(Some(&double(3, -1.5, 2.5, 1.0)), 5, &DataType::Float64);
+        assert_eq!((bits64(&st.min), bits64(&st.max), st.nulls), (Some((-1.5f64).to_bits()), Some(2.5f64.to_bits()), Some(2)));
+        // A sum of ±inf is an infinite value or an overflow, never a NaN: the bounds stand.
+        for (lo, hi, sum) in
+            [(1.0, f64::INFINITY, f64::INFINITY), (f64::NEG_INFINITY, 3.0, f64::NEG_INFINITY), (1.0, f64::MAX, f64::INFINITY)]
+        {
+            let st = value_column_stat(Some(&double(4, lo, hi, sum)), 4, &DataType::Float64);
+            assert_eq!((bits64(&st.min), bits64(&st.max)), (Some(lo.to_bits()), Some(hi.to_bits())), "{lo} {hi} {sum}");
+        }
+        let st = value_column_stat(Some(&float(2, -0.5, f32::INFINITY, f64::INFINITY)), 2, &DataType::Float32);
+        assert_eq!((bits32(&st.min), bits32(&st.max)), (Some((-0.5f32).to_bits()), Some(f32::INFINITY.to_bits())));
+        // FLOAT statistics read as a DOUBLE column (a tree measurement typed both ways): widened exactly.
+        let st = value_column_stat(Some(&float(2, 0.1, 0.2, 0.3)), 2, &DataType::Float64);
+        assert_eq!((bits64(&st.min), bits64(&st.max)), (Some(f64::from(0.1f32).to_bits()), Some(f64::from(0.2f32).to_bits())));
+        // DOUBLE statistics never serve a Float32 column.
+        let st = value_column_stat(Some(&double(2, 0.5, 1.0, 1.5)), 2, &DataType::Float32);
+        assert!(st.min.is_none() && st.max.is_none());
+    }
+
+    #[test]
+    fn test_float_column_stat_refuses_nan_sums_and_inconsistent_bounds() {
+        for s in [
+            double(3, -1.0, 2.0, f64::NAN),
+            double(3, f64::NAN, f64::NAN, f64::NAN),
+            // A NaN first value leaves min/max NaN even if the sum were not.
+            double(3, f64::NAN, 2.0, 1.0),
+            double(3, 1.0, f64::NAN, 1.0),
+            double(3, 2.0, 1.0, 3.0),
+            // +inf and -inf values sum to NaN: declined.
+            double(2, f64::NEG_INFINITY, f64::INFINITY, f64::NAN),
+        ] {
+            let st = value_column_stat(Some(&s), s.count, &DataType::Float64);
+            assert!(st.min.is_none() && st.max.is_none(), "{s:?}");
+            assert_eq!(st.nulls, Some(0));
+            assert_eq!(value_exact_min_max(&s, &DataType::Float64), (None, None), "{s:?}");
+        }
+        let st = value_column_stat(Some(&float(3, -1.0, 2.0, f64::NAN)), 3, &DataType::Float32);
+        assert!(st.min.is_none() && st.max.is_none());
+    }
+
+    #[test]
+    fn test_float_column_stat_widens_zero_bounds() {
+        // Whatever zero the writer kept, a zero bound covers both zeros.
+        for (min, max) in [(0.0, 0.0), (-0.0, -0.0), (-0.0, 0.0), (0.0, -0.0)] {
+            let st = value_column_stat(Some(&double(2, min, max, 0.0)), 2, &DataType::Float64);
+            assert_eq!((bits64(&st.min), bits64(&st.max)), (Some((-0.0f64).to_bits()), Some(0.0f64.to_bits())), "{min} {max}");
+            let st = value_column_stat(Some(&float(2, min as f32, max as f32, 0.0)), 2, &DataType::Float32);
+            assert_eq!((bits32(&st.min), bits32(&st.max)), (Some((-0.0f32).to_bits()), Some(0.0f32.to_bits())), "{min} {max}");
+        }
+        let st = value_column_stat(Some(&double(2, 0.0, 7.0, 7.0)), 2, &DataType::Float64);
+        assert_eq!((bits64(&st.min), bits64(&st.max)), (Some((-0.0f64).to_bits()), Some(7.0f64.to_bits())));
+        let st = value_column_stat(Some(&double(2, -7.0, -0.0, -7.0)), 2, &DataType::Float64);
+        assert_eq!((bits64(&st.min), bits64(&st.max)), (Some((-7.0f64).to_bits()), Some(0.0f64.to_bits())));
+    }
+
+    #[test]
+    fn test_float_exact_min_max_refuses_unattained_zeros() {
+        let f64s = |s: &Statistics| {
+            let (a, b) = value_exact_min_max(s, &DataType::Float64);
+            (bits64(&a), bits64(&b))
+        };
+        // +0.0 min may hide a -0.0; -0.0 max may hide a +0.0.
+        assert_eq!(f64s(&double(2, 0.0, 5.0, 5.0)), (None, Some(5.0f64.to_bits())));
+        assert_eq!(f64s(&double(2, -5.0, -0.0, -5.0)), (Some((-5.0f64).to_bits()), None));
+        // A stored -0.0 minimum and +0.0 maximum are the total-order extremes.
+        assert_eq!(f64s(&double(2, -0.0, 0.0, 0.0)), (Some((-0.0f64).to_bits()), Some(0.0f64.to_bits())));
+        assert_eq!(
+            f64s(&double(2, -1.0, f64::INFINITY, f64::INFINITY)),
+            (Some((-1.0f64).to_bits()), Some(f64::INFINITY.to_bits()))
+        );
+        let (a, b) = value_exact_min_max(&float(2, 0.0, -0.0, 0.0), &DataType::Float32);
+        assert_eq!((a, b), (None, None));
+        // Other types: the same as the bounds.
+        let ints = Statistics {
+            count: 2,
+            start_time: 0,
+            end_time: 1,
+            values: ValueStatistics::Int32 { min: 0, max: 3, first: 0, last: 3, sum: 3 },
+        };
+        assert_eq!(value_exact_min_max(&ints, &DataType::Int32), value_min_max(&ints, &DataType::Int32));
+    }
+
+    #[test]
+    fn test_float_column_stat_of_empty_units() {
+        // count 0: nothing but the null count (the unit holds no value, whatever min/max say).
+        for s in
+            [double(0, f64::INFINITY, f64::NEG_INFINITY, 0.0), double(0, 0.0, 0.0, 0.0), double(0, f64::NAN, f64::NAN, f64::NAN)]
+        {
+            let st = value_column_stat(Some(&s), 4, &DataType::Float64);
+            assert!(st.min.is_none() && st.max.is_none());
+            assert_eq!(st.nulls, Some(4));
+            assert_eq!(value_exact_min_max(&s, &DataType::Float64), (None, None));
+        }
+        let st = value_column_stat(Some(&float(0, 1.0, 2.0, 3.0)), 4, &DataType::Float32);
+        assert!(st.min.is_none() && st.max.is_none());
+        // An absent column: all null.
+        let st = value_column_stat(None, 4, &DataType::Float32);
+        assert!(st.min.is_none() && st.max.is_none());
+        assert_eq!(st.nulls, Some(4));
+    }
+
+    /// Float64 units (statistics as a writer computes them: `min`/`max` from the first value
+    /// with IEEE `<`, `sum` with IEEE `+`) with the values each holds.
+    fn float_units() -> Vec<(Statistics, Vec<f64>)> {
+        let unit = |values: Vec<f64>| {
+            let (mut min, mut max, mut sum) = (values[0], values[0], values[0]);
+            for &v in &values[1..] {
+                if v < min {
+                    min = v;
+                }
+                if v > max {
+                    max = v;
+                }
+                sum += v;
+            }
+            (double(values.len() as u64, min, max, sum), values)
+        };
+        vec![
+            unit(vec![1.0, 2.0, 1.5]),
+            unit(vec![1.0, f64::NAN, 2.0]),
+            unit(vec![f64::NAN, 1.0]),
+            unit(vec![1.0, -f64::NAN]),
+            unit(vec![0.0, -0.0]),
+            unit(vec![-0.0, 0.0]),
+            unit(vec![-0.0]),
+            unit(vec![0.0]),
+            unit(vec![-0.0, 3.0]),
+            unit(vec![5.0, f64::INFINITY]),
+            unit(vec![f64::NEG_INFINITY, -5.0]),
+            unit(vec![f64::NEG_INFINITY, f64::INFINITY]),
+            unit(vec![f64::MAX, f64::MIN_POSITIVE, 5e-324]),
+            unit(vec![3.0, 3.0]),
+        ]
+    }
+
+    /// For `x <op> c` over [`float_units`]: which units the statistics keep, and which hold a
+    /// value for which DataFusion evaluates the predicate to true.
+    fn keep_and_match(op: Operator, c: f64) -> (Vec<bool>, Vec<bool>) {
+        use arrow_array::{Array, Float64Array, RecordBatch};
+        let s = Arc::new(Schema::new(vec![Field::new("x", DataType::Float64, true)]));
+        let e: Arc<dyn datafusion::physical_expr::PhysicalExpr> = Arc::new(BinaryExpr::new(col("x", &s).unwrap(), op, lit(c)));
+        let pp = PruningPredicateBuilder::new().with_file_schema(s.clone()).build(e.clone()).unwrap();
+        let mut stats = ContainerStats::new(s.clone());
+        let mut matches = Vec::new();
+        for (u, values) in float_units() {
+            stats.push(u.count, vec![value_column_stat(Some(&u), u.count, &DataType::Float64)]);
+            let batch = RecordBatch::try_new(s.clone(), vec![Arc::new(Float64Array::from(values))]).unwrap();
+            let out = e.evaluate(&batch).unwrap().into_array(batch.num_rows()).unwrap();
+            let out = out.as_any().downcast_ref::<BooleanArray>().unwrap().clone();
+            matches.push(out.iter().any(|v| v == Some(true)));
+        }
+        let metrics = TsFileScanMetrics::new(&ExecutionPlanMetricsSet::new(), 0, "f");
+        let keep = prune_or_keep(&pp, &stats, &metrics.predicate_evaluation_errors);
+        assert_eq!(metrics.predicate_evaluation_errors.value(), 0);
+        (keep, matches)
+    }
+
+    #[test]
+    fn test_float_pruning_never_drops_a_matching_unit() {
+        let ops = [Operator::Gt, Operator::GtEq, Operator::Lt, Operator::LtEq, Operator::Eq, Operator::NotEq];
+        let cs = [0.0, -0.0, 1.5, 3.0, f64::NAN, -f64::NAN, f64::INFINITY, f64::NEG_INFINITY, f64::MAX, 5e-324, 1e300];
+        let mut pruned = 0;
+        for op in ops {
+            for c in cs {
+                let (keep, matches) = keep_and_match(op, c);
+                for (i, (k, m)) in keep.iter().zip(&matches).enumerate() {
+                    assert!(*k || !*m, "x {op} {c}: unit {i} pruned but holds a match");
+                }
+                pruned += keep.iter().filter(|k| !**k).count();
+            }
+        }
+        assert!(pruned > 100, "only {pruned} units pruned");
+        // NaN is above every number: `x > 3` keeps the NaN units (1, 2, 3) and the infinite ones.
+        let (keep, _) = keep_and_match(Operator::Gt, 3.0);
+        assert_eq!(keep, [false, true, true, true, false, false, false, false, false, true, false, true, true, false]);
+    }
+
+    #[test]
+    fn test_merge_bound_is_exact_only_when_the_merged_bound_is_attained() {
+        use std::cmp::Ordering::Less;
+        let f = |v: f64| ScalarValue::Float64(Some(v));
+        // Minima of three containers: (bound, attained).
+        let merge = |parts: &[(f64, bool)]| {
+            let (mut cur, mut exact) = (None, true);
+            for (v, e) in parts {
+                assert!(merge_bound(&mut cur, &mut exact, f(*v), *e, Less));
+            }
+            (cur.map(|c| bits64(&Some(c))), exact)
+        };
+        let b = |v: f64| Some(Some(v.to_bits()));
+        // A widened -0.0 (values +0.0) below an attained 1.0: a bound, not the minimum.
+        assert_eq!(merge(&[(-0.0, false), (1.0, true)]), (b(-0.0), false));
+        assert_eq!(merge(&[(1.0, true), (-0.0, false)]), (b(-0.0), false));
+        // An attained -0.0 ties with the widened one: the minimum.
+        assert_eq!(merge(&[(-0.0, false), (-0.0, true), (2.0, true)]), (b(-0.0), true));
+        // -0.0 is below +0.0 in total order.
+        assert_eq!(merge(&[(0.0, true), (-0.0, false)]), (b(-0.0), false));
+        assert_eq!(merge(&[(-5.0, true), (-0.0, false)]), (b(-5.0), true));
+        // Values that do not compare (another type) are refused.
+        let (mut cur, mut exact) = (Some(f(1.0)), true);
+        assert!(!merge_bound(&mut cur, &mut exact, ScalarValue::Int32(Some(1)), true, Less));
     }
 
     #[test]

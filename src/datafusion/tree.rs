@@ -30,7 +30,7 @@ use datafusion::common::{ColumnStatistics, DataFusionError, ScalarValue, Statist
 
 use crate::arrow::schema::{measurement_field, tag_field, time_field, CATEGORY_KEY};
 use crate::datafusion::options::{TreeMixedTypes, TsFileReadOptions};
-use crate::datafusion::pruning::{tag_column_stat, time_scalar, value_min_max, ColumnStat};
+use crate::datafusion::pruning::{merge_bound, tag_column_stat, time_scalar, value_exact_min_max, value_min_max, ColumnStat};
 use crate::error::{Result, TsFileError};
 use crate::format::{ByteSource, DeviceId, FileReader, TimeseriesMetadata, TsDataType};
 
@@ -321,7 +321,9 @@ pub fn device_container(d: &TreeDevice, roles: &[TreeRole], schema: &Schema) -> 
 }
 
 /// Table-level statistics of one file's devices of a tree key, for `schema` (the merged
-/// schema): exact time and path bounds; the row count is exact only when every device's is.
+/// schema): exact time and path bounds; measurement bounds exact where the statistics give
+/// the exact answer, inexact where they only bound the values (floats, see
+/// [`value_exact_min_max`]); the row count is exact only when every device's is.
 pub fn tree_file_statistics(meta: &TreeMeta, schema: &Schema) -> Statistics {
     let roles = tree_roles(schema);
     let devices: Vec<&TreeDevice> = meta.devices.iter().filter(|d| d.rows_bound() > 0).collect();
@@ -337,42 +339,56 @@ pub fn tree_file_statistics(meta: &TreeMeta, schema: &Schema) -> Statistics {
         .zip(schema.fields())
         .map(|(role, field)| {
             let ty = field.data_type();
-            // Per device: (min, max) of the column's values, None = unknown.
-            let per_device: Vec<Option<(ScalarValue, ScalarValue)>> = devices
+            // Per device: (min, max) of the column's values and whether each is the exact
+            // answer (float statistics give bounds that may not be attained), None = unknown.
+            let exact_pair = |lo: ScalarValue, hi: ScalarValue| Some((lo, hi, true, true));
+            let per_device: Vec<Option<(ScalarValue, ScalarValue, bool, bool)>> = devices
                 .iter()
                 .filter_map(|d| match role {
                     TreeRole::Time => {
-                        Some(d.time_range().and_then(|(lo, hi)| Some((time_scalar(lo, ty)?, time_scalar(hi, ty)?))))
+                        Some(d.time_range().and_then(|(lo, hi)| exact_pair(time_scalar(lo, ty)?, time_scalar(hi, ty)?)))
                     }
                     TreeRole::Device => {
-                        Some(Some((ScalarValue::Utf8(Some(d.path.clone())), ScalarValue::Utf8(Some(d.path.clone())))))
+                        Some(exact_pair(ScalarValue::Utf8(Some(d.path.clone())), ScalarValue::Utf8(Some(d.path.clone()))))
                     }
-                    TreeRole::Level(i) => {
-                        d.levels.get(*i).map(|l| Some((ScalarValue::Utf8(Some(l.clone())), ScalarValue::Utf8(Some(l.clone())))))
-                    }
+                    TreeRole::Level(i) => d
+                        .levels
+                        .get(*i)
+                        .map(|l| exact_pair(ScalarValue::Utf8(Some(l.clone())), ScalarValue::Utf8(Some(l.clone())))),
                     TreeRole::Measurement(name) => d.series(name).filter(|s| s.statistics.count > 0).map(|s| {
                         let (lo, hi) = value_min_max(&s.statistics, ty);
-                        lo.zip(hi)
+                        let (exact_lo, exact_hi) = value_exact_min_max(&s.statistics, ty);
+                        // `ScalarValue` equality compares floats by bits (-0.0 is not +0.0).
+                        let (lo_exact, hi_exact) = (exact_lo == lo, exact_hi == hi);
+                        lo.zip(hi).map(|(lo, hi)| (lo, hi, lo_exact, hi_exact))
                     }),
                 })
                 .collect();
-            let bounds = per_device.into_iter().try_fold(None::<(ScalarValue, ScalarValue)>, |acc, b| {
-                let (lo, hi) = b?;
-                Some(Some(match acc {
-                    None => (lo, hi),
-                    Some((a, z)) => (
-                        if lo.partial_cmp(&a) == Some(std::cmp::Ordering::Less) { lo } else { a },
-                        if hi.partial_cmp(&z) == Some(std::cmp::Ordering::Greater) { hi } else { z },
-                    ),
-                }))
-            });
-            let exact_of = |v: Option<ScalarValue>| match v.map(|s| s.cast_to(ty)) {
-                Some(Ok(s)) => Precision::Exact(s),
-                _ => Precision::Absent,
+            // Merged bounds (None when a device's are unknown); attained when a device with
+            // the merged bound attains it (see `merge_bound`).
+            let mut bounds: Option<(Option<ScalarValue>, Option<ScalarValue>, bool, bool)> = Some((None, None, true, true));
+            for b in per_device {
+                let (Some((lo, hi, lo_exact, hi_exact)), Some((a, z, a_exact, z_exact))) = (b, bounds.as_mut()) else {
+                    bounds = None;
+                    break;
+                };
+                if !merge_bound(a, a_exact, lo, lo_exact, std::cmp::Ordering::Less)
+                    || !merge_bound(z, z_exact, hi, hi_exact, std::cmp::Ordering::Greater)
+                {
+                    bounds = None;
+                    break;
+                }
+            }
+            // Exact only when it is the exact answer: DataFusion answers `min(x)`/`max(x)` from
+            // exact statistics; a bound that may not be attained is inexact.
+            let precision_of = |v: ScalarValue, exact: bool| match v.cast_to(ty) {
+                Ok(s) if exact => Precision::Exact(s),
+                Ok(s) => Precision::Inexact(s),
+                Err(_) => Precision::Absent,
             };
-            let (min_value, max_value) = match bounds.flatten() {
-                Some((lo, hi)) => (exact_of(Some(lo)), exact_of(Some(hi))),
-                None => (Precision::Absent, Precision::Absent),
+            let (min_value, max_value) = match bounds {
+                Some((Some(lo), Some(hi), lo_exact, hi_exact)) => (precision_of(lo, lo_exact), precision_of(hi, hi_exact)),
+                _ => (Precision::Absent, Precision::Absent),
             };
             let null_count = match role {
                 TreeRole::Time | TreeRole::Device => Precision::Exact(0),

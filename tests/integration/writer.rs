@@ -1,6 +1,8 @@
 //! A minimal TsFile v4 writer for tests: shapes the corpus lacks (aligned tree devices,
 //! files holding table-model and tree-model data, a measurement typed differently on two
-//! devices). PLAIN encoding (also for time streams: read non-aligned pages with
+//! devices). FLOAT/DOUBLE statistics are computed as the Java and C++ writers do (`min`/`max`
+//! start at the first value and follow IEEE `<`/`>`, so a NaN first value makes them NaN and
+//! the first zero's sign stays; `sum` adds in float64). PLAIN encoding (also for time streams: read non-aligned pages with
 //! `nonaligned_time_encoding = PLAIN`), no compression, no bloom filter, one chunk group per
 //! device, pages of at most `page_points` points (multi-page chunks carry page statistics).
 
@@ -16,6 +18,7 @@ pub enum Val {
     Bool(bool),
     I32(i32),
     I64(i64),
+    F32(f32),
     F64(f64),
     Text(String),
 }
@@ -24,6 +27,7 @@ pub enum Val {
 pub const BOOLEAN: u8 = 0;
 pub const INT32: u8 = 1;
 pub const INT64: u8 = 2;
+pub const FLOAT: u8 = 3;
 pub const DOUBLE: u8 = 4;
 pub const TEXT: u8 = 5;
 const VECTOR: u8 = 6;
@@ -124,6 +128,9 @@ impl Buf {
     fn i64(&mut self, v: i64) {
         self.0.extend_from_slice(&v.to_be_bytes());
     }
+    fn f32(&mut self, v: f32) {
+        self.0.extend_from_slice(&v.to_be_bytes());
+    }
     fn f64(&mut self, v: f64) {
         self.0.extend_from_slice(&v.to_be_bytes());
     }
@@ -162,9 +169,27 @@ fn plain_value(b: &mut Buf, v: &Val) {
         Val::Bool(x) => b.u8(u8::from(*x)),
         Val::I32(x) => b.varint(*x),
         Val::I64(x) => b.i64(*x),
+        Val::F32(x) => b.f32(*x),
         Val::F64(x) => b.f64(*x),
         Val::Text(s) => b.var_str(s),
     }
+}
+
+/// `(min, max, sum)` of float values as the writers compute them: from the first value, with
+/// IEEE `<`/`>` (NaN never replaces a bound; a NaN first value stays) and IEEE `+`.
+fn float_min_max_sum(xs: &[f64]) -> (f64, f64, f64) {
+    let Some((&first, rest)) = xs.split_first() else { return (0.0, 0.0, 0.0) };
+    let (mut min, mut max, mut sum) = (first, first, first);
+    for &x in rest {
+        if x < min {
+            min = x;
+        }
+        if x > max {
+            max = x;
+        }
+        sum += x;
+    }
+    (min, max, sum)
 }
 
 /// Statistics of `points` (non-null values with their times) for type `ty`.
@@ -197,11 +222,18 @@ fn statistics(b: &mut Buf, ty: u8, points: &[(i64, &Val)], time_only: bool) {
             }
             b.f64(xs.iter().map(|x| *x as f64).sum());
         }
+        FLOAT => {
+            let xs: Vec<f32> = vals.iter().map(|v| if let Val::F32(x) = v { *x } else { 0.0 }).collect();
+            let (min, max, sum) = float_min_max_sum(&xs.iter().map(|x| f64::from(*x)).collect::<Vec<_>>());
+            for x in [min as f32, max as f32, xs.first().copied().unwrap_or(0.0), xs.last().copied().unwrap_or(0.0)] {
+                b.f32(x);
+            }
+            b.f64(sum);
+        }
         DOUBLE => {
             let xs: Vec<f64> = vals.iter().map(|v| if let Val::F64(x) = v { *x } else { 0.0 }).collect();
-            let min = xs.iter().copied().fold(f64::INFINITY, f64::min);
-            let max = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            for x in [min, max, xs.first().copied().unwrap_or(0.0), xs.last().copied().unwrap_or(0.0), xs.iter().sum()] {
+            let (min, max, sum) = float_min_max_sum(&xs);
+            for x in [min, max, xs.first().copied().unwrap_or(0.0), xs.last().copied().unwrap_or(0.0), sum] {
                 b.f64(x);
             }
         }
