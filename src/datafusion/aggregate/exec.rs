@@ -9,7 +9,9 @@
 //! ([`crate::summary`]), which folds in series, chunk and page statistics inside the time
 //! range and bucket, and returns the chunk groups whose pages must be read; those are fetched
 //! (coalesced) and their straddling pages decoded. When the statistics cannot decide (a
-//! tree-model table, `first_value`/`last_value` rows tying on time with different values),
+//! tree-model table, `first_value`/`last_value` rows tying on time with different values, a
+//! grouped float `min`/`max` that DataFusion's order-dependent groups accumulator may answer
+//! differently: a NaN, a zero or an infinity no value passes),
 //! every partition runs the original `AggregateExec` instead — all or none, because
 //! DataFusion's scan partitions steal files from each other — so no answer depends on the
 //! rule.
@@ -534,6 +536,10 @@ fn to_batch(
                 Some(s) => {
                     let mut out = Vec::with_capacity(s.aggs.len());
                     for a in s.aggs {
+                        // DataFusion's grouped float min/max is not the total order there.
+                        if !q.groups.is_empty() && a.float_extreme_order_dependent() {
+                            return Ok(None);
+                        }
                         match a.finish() {
                             Merge::Exact(answer) => out.push(answer),
                             Merge::NeedDecode => return Ok(None),
