@@ -325,6 +325,16 @@ fn assumed_type(ty: &DataType) -> TsDataType {
     }
 }
 
+/// True when FLOAT/DOUBLE values of this encoding may read back other than the writer's
+/// statistics saw them: only PLAIN, GORILLA (both versions), CHIMP and SPRINTZ are known
+/// lossless for floats (TS_2DIFF and RLE round to a number of decimals; RLBE adds in float
+/// arithmetic; an unknown id is not trusted).
+fn lossy_float(ty: TsDataType, encoding: u8) -> bool {
+    use crate::format::Encoding;
+    let lossless = [Encoding::Plain, Encoding::Gorilla, Encoding::GorillaV1, Encoding::Chimp, Encoding::Sprintz];
+    matches!(ty, TsDataType::Float | TsDataType::Double) && !lossless.iter().any(|e| *e as u8 == encoding)
+}
+
 /// Devices (indices into `tmeta.devices`) among `owned` that the TAG filter accepts.
 fn filter_devices(q: &StatisticsQuery, tmeta: &TableMeta, owned: Vec<usize>) -> Result<Vec<usize>> {
     let Some(pred) = &q.tag_filter else { return Ok(owned) };
@@ -415,7 +425,11 @@ async fn answer(
                 None => q.table_schema.field_with_name(c).map_or(TsDataType::String, |f| assumed_type(f.data_type())),
             })
             .collect();
-        let sq = SummaryQuery { range: q.range, buckets, types, aggs: funcs.clone() };
+        let lossy: Vec<bool> = columns
+            .iter()
+            .map(|c| tmeta.schema.columns.iter().find(|s| s.name == *c).is_some_and(|s| lossy_float(s.data_type, s.encoding)))
+            .collect();
+        let sq = SummaryQuery { range: q.range, buckets, types, aggs: funcs.clone(), lossy };
         let tag_order: Vec<&str> = tmeta.schema.tag_columns().map(|c| c.name.as_str()).collect();
         // DeviceID segment of each grouped TAG column (None: not a TAG of this file).
         let segments: Vec<Option<usize>> = tags.iter().map(|g| tag_order.iter().position(|t| t == g).map(|p| p + 1)).collect();
