@@ -171,7 +171,7 @@ impl SummaryQuery {
         counts: &mut UnitCounts,
     ) -> Result<()> {
         let empty = self.empty_state()?;
-        let mut opts = opts.clone();
+        let mut opts = *opts;
         opts.time_range = self.range.inclusive();
         if opts.time_range.is_none() {
             return Ok(());
@@ -228,7 +228,7 @@ impl SummaryQuery {
         let n = rows.times.len();
         let mut start = 0;
         while start < n {
-            let k = rows.times.get(start).map_or(None, |t| key(*t));
+            let k = rows.times.get(start).and_then(|t| key(*t));
             let end = match self.buckets {
                 None => n,
                 Some(_) => rows.times.get(start..).map_or(n, |rest| start + rest.iter().take_while(|t| key(**t) == k).count()),
