@@ -185,13 +185,20 @@ impl StatValue for f64 {
     }
     fn first_last(stats: &Statistics) -> UnitValue<(Self, Self)> {
         match &stats.values {
-            ValueStatistics::Double { first, last, .. } => exact_side(stats.count, Some((*first, *last))),
+            ValueStatistics::Double { first, last, .. } => exact_side(stats.count, exact_floats(*first, *last)),
             _ => exact_side(stats.count, None),
         }
     }
 }
 
 /// A FLOAT unit's float64 result narrowed back to `f32` (exact: it was an `f32`).
+/// A unit's stored `first`/`last` floats, unless one is a NaN: writers do not keep a NaN's
+/// sign and payload in statistics (the C++ corpus stores +NaN where the page holds -NaN),
+/// and total order tells them apart.
+fn exact_floats<T: Copy + Into<f64>>(first: T, last: T) -> Option<(T, T)> {
+    (!first.into().is_nan() && !last.into().is_nan()).then_some((first, last))
+}
+
 fn narrow(v: f64) -> f32 {
     v as f32
 }
@@ -215,7 +222,7 @@ impl StatValue for f32 {
     }
     fn first_last(stats: &Statistics) -> UnitValue<(Self, Self)> {
         match &stats.values {
-            ValueStatistics::Float { first, last, .. } => exact_side(stats.count, Some((*first, *last))),
+            ValueStatistics::Float { first, last, .. } => exact_side(stats.count, exact_floats(*first, *last)),
             _ => exact_side(stats.count, None),
         }
     }
@@ -417,6 +424,19 @@ mod tests {
     fn test_wrong_type_is_untrusted() {
         assert_eq!(f32::bounds(&double(1, 1.0, 1.0, 1.0)), ValueBounds::Unknown);
         assert_eq!(i64::exact_min(&double(1, 1.0, 1.0, 1.0)), UnitValue::Untrusted);
+    }
+
+    #[test]
+    fn test_nan_first_or_last_is_untrusted() {
+        let s = |first: f64, last: f64| Statistics {
+            count: 2,
+            start_time: 0,
+            end_time: 1,
+            values: ValueStatistics::Double { min: 1.0, max: 1.0, first, last, sum: f64::NAN },
+        };
+        assert_eq!(f64::first_last(&s(f64::NAN, 1.0)), UnitValue::Untrusted);
+        assert_eq!(f64::first_last(&s(1.0, -f64::NAN)), UnitValue::Untrusted);
+        assert_eq!(f64::first_last(&s(1.0, 2.0)), UnitValue::Exact((1.0, 2.0)));
     }
 
     #[test]

@@ -45,6 +45,11 @@ pub struct SummaryQuery {
     pub types: Vec<TsDataType>,
     /// The aggregates.
     pub aggs: Vec<AggFunc>,
+    /// Per value column: its values are stored with a lossy encoding (FLOAT/DOUBLE under
+    /// TS_2DIFF or RLE round to a number of decimals), so its statistics, computed by the
+    /// writer before encoding, do not describe the values read back: only `count` is taken
+    /// from them, every other aggregate of the column decodes. Missing entries: exact.
+    pub lossy: Vec<bool>,
 }
 
 /// The states of one group (a bucket of a group of devices).
@@ -120,6 +125,10 @@ impl SummaryQuery {
                 None => return Unit::Descend,
             },
         };
+        let lossy = |a: &AggFunc| a.column().is_some_and(|c| self.lossy.get(c).copied().unwrap_or(false));
+        if self.aggs.iter().any(|a| !matches!(a, AggFunc::Count(_)) && lossy(a)) {
+            return Unit::Descend;
+        }
         let mut trial = into.get(&key).unwrap_or(empty).clone();
         for a in &mut trial.aggs {
             if a.offer_unit(rows, values) == Offer::Decode {
@@ -187,7 +196,7 @@ impl SummaryQuery {
         counts: &mut UnitCounts,
     ) -> Result<()> {
         let empty = self.empty_state()?;
-        let mut opts = opts.clone();
+        let mut opts = *opts;
         opts.time_range = self.range.inclusive();
         if opts.time_range.is_none() {
             return Ok(());
@@ -244,7 +253,7 @@ impl SummaryQuery {
         let n = rows.times.len();
         let mut start = 0;
         while start < n {
-            let k = rows.times.get(start).map_or(None, |t| key(*t));
+            let k = rows.times.get(start).and_then(|t| key(*t));
             let end = match self.buckets {
                 None => n,
                 Some(_) => rows.times.get(start..).map_or(n, |rest| start + rest.iter().take_while(|t| key(**t) == k).count()),

@@ -128,6 +128,9 @@ macro_rules! each {
 pub struct AggState {
     func: AggFunc,
     acc: Acc,
+    /// A decoded NaN was folded into a float `min`/`max` (units from statistics hold none:
+    /// their bounds are trusted only without NaN).
+    nan_folded: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -171,7 +174,29 @@ impl AggState {
             (AggFunc::Last(_, n), Some(t)) => Acc::FirstLast(first_last(t, Position::Last, n).ok_or_else(unsupported)?),
             _ => return Err(unsupported()),
         };
-        Ok(AggState { func, acc })
+        Ok(AggState { func, acc, nan_folded: false })
+    }
+
+    /// True when DataFusion's *grouped* `min`/`max` of a FLOAT/DOUBLE column may give another
+    /// answer than this state's total-order one. DataFusion 55's groups accumulator for
+    /// floats (`primitive_max_accumulator!` in `min_max.rs`) starts from the type's finite
+    /// extreme (`f64::MIN` for `max`) and replaces the current value when `partial_cmp` says
+    /// the new one is better *or* the two are unordered: a NaN anywhere makes the answer
+    /// depend on row order, equal zeros keep whichever sign came first, and a group whose
+    /// only values are −∞ has `max` `f64::MIN` (`min` of +∞ only: `f64::MAX`). Its
+    /// ungrouped accumulator (Arrow's kernels) is the total order this state computes.
+    pub fn float_extreme_order_dependent(&self) -> bool {
+        let Acc::MinMax(m) = &self.acc else { return false };
+        let (answer, which) = match m {
+            TypedMinMax::Float(a) => (a.clone().finish().map(f64::from), a.which()),
+            TypedMinMax::Double(a) => (a.clone().finish(), a.which()),
+            _ => return false,
+        };
+        let unpassable = match which {
+            Extremum::Max => f64::NEG_INFINITY,
+            Extremum::Min => f64::INFINITY,
+        };
+        self.nan_folded || answer.is_some_and(|v| v == 0.0 || v.is_nan() || v == unpassable)
     }
 
     /// Fold in a unit (page, chunk or series) from its time statistics `rows` and the value
@@ -223,7 +248,10 @@ impl AggState {
             }
             (Acc::IntSum(s), Some(col)) => col.for_each_integer(&range, |v| s.offer_value(v))?,
             (Acc::FloatSum(s), Some(col)) => col.for_each_float(&range, |v| s.offer_value(v))?,
-            (Acc::MinMax(m), Some(col)) => fold_extreme(m, col, &range)?,
+            (Acc::MinMax(m), Some(col)) => {
+                self.nan_folded |= col.any_nan(&range)?;
+                fold_extreme(m, col, &range)?
+            }
             (Acc::FirstLast(f), Some(col)) => fold_positioned(f, col, times, &range)?,
             _ => return Err(TsFileError::InvalidArgument(format!("{:?} needs a value column", self.func))),
         }
@@ -332,6 +360,16 @@ impl Column<'_> {
         Ok(match self.nulls {
             None => range.len(),
             Some(n) => range.len() - n.slice(range.start, range.len()).null_count(),
+        })
+    }
+
+    /// True when a valid float value in `range` is NaN (false for other types).
+    fn any_nan(&self, range: &Range<usize>) -> Result<bool> {
+        self.check(range)?;
+        Ok(match self.values {
+            ColumnValues::Float(v) => range.clone().any(|i| self.valid(i) && v[i].is_nan()),
+            ColumnValues::Double(v) => range.clone().any(|i| self.valid(i) && v[i].is_nan()),
+            _ => false,
         })
     }
 

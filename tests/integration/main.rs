@@ -21,6 +21,7 @@ mod sample;
 mod sql;
 mod sql_tree;
 mod stats_aggregates;
+mod stats_answers;
 mod sweep;
 mod truncation;
 mod v3;

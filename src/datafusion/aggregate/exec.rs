@@ -9,7 +9,9 @@
 //! ([`crate::summary`]), which folds in series, chunk and page statistics inside the time
 //! range and bucket, and returns the chunk groups whose pages must be read; those are fetched
 //! (coalesced) and their straddling pages decoded. When the statistics cannot decide (a
-//! tree-model table, `first_value`/`last_value` rows tying on time with different values),
+//! tree-model table, `first_value`/`last_value` rows tying on time with different values, a
+//! grouped float `min`/`max` that DataFusion's order-dependent groups accumulator may answer
+//! differently: a NaN, a zero or an infinity no value passes),
 //! every partition runs the original `AggregateExec` instead — all or none, because
 //! DataFusion's scan partitions steal files from each other — so no answer depends on the
 //! rule.
@@ -333,6 +335,16 @@ fn assumed_type(ty: &DataType) -> TsDataType {
     }
 }
 
+/// True when FLOAT/DOUBLE values of this encoding may read back other than the writer's
+/// statistics saw them: only PLAIN, GORILLA (both versions), CHIMP and SPRINTZ are known
+/// lossless for floats (TS_2DIFF and RLE round to a number of decimals; RLBE adds in float
+/// arithmetic; an unknown id is not trusted).
+fn lossy_float(ty: TsDataType, encoding: u8) -> bool {
+    use crate::format::Encoding;
+    let lossless = [Encoding::Plain, Encoding::Gorilla, Encoding::GorillaV1, Encoding::Chimp, Encoding::Sprintz];
+    matches!(ty, TsDataType::Float | TsDataType::Double) && !lossless.iter().any(|e| *e as u8 == encoding)
+}
+
 /// Devices (indices into `tmeta.devices`) among `owned` that the TAG filter accepts.
 fn filter_devices(q: &StatisticsQuery, tmeta: &TableMeta, owned: Vec<usize>) -> Result<Vec<usize>> {
     let Some(pred) = &q.tag_filter else { return Ok(owned) };
@@ -423,7 +435,11 @@ async fn answer(
                 None => q.table_schema.field_with_name(c).map_or(TsDataType::String, |f| assumed_type(f.data_type())),
             })
             .collect();
-        let sq = SummaryQuery { range: q.range, buckets, types, aggs: funcs.clone() };
+        let lossy: Vec<bool> = columns
+            .iter()
+            .map(|c| tmeta.schema.columns.iter().find(|s| s.name == *c).is_some_and(|s| lossy_float(s.data_type, s.encoding)))
+            .collect();
+        let sq = SummaryQuery { range: q.range, buckets, types, aggs: funcs.clone(), lossy };
         let tag_order: Vec<&str> = tmeta.schema.tag_columns().map(|c| c.name.as_str()).collect();
         // DeviceID segment of each grouped TAG column (None: not a TAG of this file).
         let segments: Vec<Option<usize>> = tags.iter().map(|g| tag_order.iter().position(|t| t == g).map(|p| p + 1)).collect();
@@ -544,6 +560,10 @@ fn to_batch(
                 Some(s) => {
                     let mut out = Vec::with_capacity(s.aggs.len());
                     for a in s.aggs {
+                        // DataFusion's grouped float min/max is not the total order there.
+                        if !q.groups.is_empty() && a.float_extreme_order_dependent() {
+                            return Ok(None);
+                        }
                         match a.finish() {
                             Merge::Exact(answer) => out.push(answer),
                             Merge::NeedDecode => return Ok(None),

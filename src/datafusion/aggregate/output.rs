@@ -14,7 +14,7 @@ use crate::summary::{Answer, Cell};
 /// `cell` as a scalar of Arrow type `ty` (DATE from `YYYYMMDD`, timestamps in file units).
 pub(crate) fn cell_scalar(cell: Cell, ty: &DataType) -> Result<ScalarValue> {
     let v = match cell {
-        Cell::Null => return Ok(ScalarValue::try_from(ty)?),
+        Cell::Null => return ScalarValue::try_from(ty),
         Cell::Boolean(b) => ScalarValue::Boolean(Some(b)),
         Cell::Int32(v) if *ty == DataType::Date32 => ScalarValue::Date32(Some(
             date_to_days(v).ok_or_else(|| DataFusionError::Execution(format!("DATE statistic {v} is not a valid date")))?,
