@@ -35,6 +35,7 @@ use crate::datafusion::pruning::{
 };
 use crate::datafusion::source::TsFileSource;
 use crate::datafusion::tree::{tree_file_statistics, tree_schema};
+use crate::stats::trust::without_lossy_values;
 
 /// The file extension (without the dot).
 pub const TSFILE_EXTENSION: &str = "tsfile";
@@ -256,6 +257,12 @@ pub fn file_statistics(meta: &FileMeta, table: &str, schema: &Schema) -> crate::
     let tag_order: Vec<String> = t.schema.tag_columns().map(|c| c.name.clone()).collect();
     let fields_in_file: HashSet<String> = t.schema.field_columns().map(|c| c.name.clone()).collect();
     let roles = column_roles(schema, &tag_order, &fields_in_file);
+    let lossy: HashSet<&str> = t
+        .schema
+        .field_columns()
+        .filter(|c| crate::stats::trust::lossy_float_encoding(c.data_type, c.encoding))
+        .map(|c| c.name.as_str())
+        .collect();
     let mut rows: u64 = 0;
     let mut acc: Vec<ColumnAcc> = vec![ColumnAcc::default(); roles.len()];
     for d in &t.devices {
@@ -278,7 +285,9 @@ pub fn file_statistics(meta: &FileMeta, table: &str, schema: &Schema) -> crate::
                     (ColumnStat { min: None, max: None, nulls: Some(n) }, (None, None))
                 }
                 ColumnRole::Field(name) => {
-                    let s = d.fields.get(name).map(|s| &s.statistics);
+                    let lossy = lossy.contains(name.as_str());
+                    let s = d.fields.get(name).map(|s| without_lossy_values(&s.statistics, lossy));
+                    let s = s.as_deref();
                     (value_column_stat(s, n, ty), s.map_or((None, None), |s| value_exact_min_max(s, ty)))
                 }
             };

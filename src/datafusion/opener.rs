@@ -43,6 +43,7 @@ use crate::format::{FileReader, TsDataType};
 use crate::io::RangeSource;
 use crate::read::aligned::{plan_chunk_groups, read_chunk_group_in, AlignedChunkGroup, GroupPageStats, ValuePageStats};
 use crate::read::DecodeBudget;
+use crate::stats::trust::without_lossy_values;
 
 /// Opens TsFiles for one partition of a scan.
 #[derive(Debug, Clone)]
@@ -128,7 +129,13 @@ impl FileOpener for TsFileOpener {
             let tag_order: Vec<String> = tmeta.schema.tag_columns().map(|c| c.name.clone()).collect();
             let fields_in_file: HashSet<String> = tmeta.schema.field_columns().map(|c| c.name.clone()).collect();
             let roles = column_roles(&this.file_schema, &tag_order, &fields_in_file);
-            let ctx = Arc::new(ScanContext { file: file_scan, table: tmeta.clone(), roles });
+            let lossy = tmeta
+                .schema
+                .field_columns()
+                .filter(|c| crate::stats::trust::lossy_float_encoding(c.data_type, c.encoding))
+                .map(|c| c.name.clone())
+                .collect();
+            let ctx = Arc::new(ScanContext { file: file_scan, table: tmeta.clone(), roles, lossy });
             let devices = ctx.prune_devices(owned);
             let plans = devices.into_iter().map(|i| ctx.plan_device(i)).collect::<Result<Vec<_>>>()?;
             // Runs of devices fetched with one coalesced request; the next run is fetched
@@ -214,6 +221,9 @@ struct ScanContext {
     file: FileScan,
     table: Arc<TableMeta>,
     roles: Vec<ColumnRole>,
+    /// FIELD columns stored with a lossy float encoding: their value statistics describe
+    /// the values before encoding, so only their counts prune.
+    lossy: HashSet<String>,
 }
 
 impl ScanContext {
@@ -241,6 +251,18 @@ impl ScanContext {
             .collect()
     }
 
+    /// Pruning statistics of FIELD column `name` in a container of `rows` rows.
+    fn field_stat(
+        &self,
+        name: &str,
+        s: Option<&crate::format::Statistics>,
+        rows: u64,
+        ty: &arrow_schema::DataType,
+    ) -> ColumnStat {
+        let lossy = self.lossy.contains(name);
+        value_column_stat(s.map(|s| without_lossy_values(s, lossy)).as_deref(), rows, ty)
+    }
+
     fn prune_devices(&self, owned: Vec<usize>) -> Vec<usize> {
         let Some(pp) = &self.file.pruning else { return owned };
         let mut stats = ContainerStats::new(self.file.schema.clone());
@@ -250,7 +272,9 @@ impl ScanContext {
             let time = time_column_stat(&d.time.statistics, self.file.schema.field(0).data_type());
             stats.push(
                 rows,
-                self.container(d, rows, time, |name, ty| value_column_stat(d.fields.get(name).map(|s| &s.statistics), rows, ty)),
+                self.container(d, rows, time, |name, ty| {
+                    self.field_stat(name, d.fields.get(name).map(|s| &s.statistics), rows, ty)
+                }),
             );
         }
         let keep = prune_or_keep(pp, &stats, &self.file.metrics.predicate_evaluation_errors);
@@ -375,7 +399,7 @@ impl ScanContext {
                 self.container(d, rows, time, |name, ty| {
                     let pos = field_names.iter().position(|f| *f == name);
                     let chunk = pos.and_then(|p| g.values.get(p)).and_then(Option::as_ref);
-                    value_column_stat(chunk.map(|c| &c.statistics), rows, ty)
+                    self.field_stat(name, chunk.map(|c| &c.statistics), rows, ty)
                 }),
             );
         }
@@ -404,7 +428,7 @@ impl ScanContext {
                 self.container(d, rows, time, |name, ty| {
                     let col = projected.iter().position(|(pos, _)| field_names.get(*pos) == Some(&name));
                     match col.and_then(|c| stats.values.get(c)).and_then(|v| v.get(p)) {
-                        Some(ValuePageStats::Stats(s)) => value_column_stat(Some(s), rows, ty),
+                        Some(ValuePageStats::Stats(s)) => self.field_stat(name, Some(s), rows, ty),
                         Some(ValuePageStats::AllNull) => ColumnStat { min: None, max: None, nulls: Some(rows) },
                         None => ColumnStat::default(),
                     }

@@ -33,6 +33,7 @@ use crate::datafusion::options::{TreeMixedTypes, TsFileReadOptions};
 use crate::datafusion::pruning::{merge_bound, tag_column_stat, time_scalar, value_exact_min_max, value_min_max, ColumnStat};
 use crate::error::{Result, TsFileError};
 use crate::format::{ByteSource, DeviceId, FileReader, TimeseriesMetadata, TsDataType};
+use crate::stats::trust::without_lossy_values;
 
 /// Name of the column holding a tree device's path.
 pub const DEVICE_COLUMN: &str = "device";
@@ -313,7 +314,7 @@ pub fn device_container(d: &TreeDevice, roles: &[TreeRole], schema: &Schema) -> 
     let stats = container(d, roles, schema, rows, &time, |name, ty| match d.series(name) {
         None => ColumnStat { min: None, max: None, nulls: Some(rows) },
         Some(s) => {
-            let (min, max) = value_min_max(&s.statistics, ty);
+            let (min, max) = value_min_max(&without_lossy_values(&s.statistics, true), ty);
             ColumnStat { min, max, nulls: exact.map(|r| r.saturating_sub(s.statistics.count)) }
         }
     });
@@ -356,8 +357,9 @@ pub fn tree_file_statistics(meta: &TreeMeta, schema: &Schema) -> Statistics {
                         .get(*i)
                         .map(|l| exact_pair(ScalarValue::Utf8(Some(l.clone())), ScalarValue::Utf8(Some(l.clone())))),
                     TreeRole::Measurement(name) => d.series(name).filter(|s| s.statistics.count > 0).map(|s| {
-                        let (lo, hi) = value_min_max(&s.statistics, ty);
-                        let (exact_lo, exact_hi) = value_exact_min_max(&s.statistics, ty);
+                        let st = without_lossy_values(&s.statistics, true);
+                        let (lo, hi) = value_min_max(&st, ty);
+                        let (exact_lo, exact_hi) = value_exact_min_max(&st, ty);
                         // `ScalarValue` equality compares floats by bits (-0.0 is not +0.0).
                         let (lo_exact, hi_exact) = (exact_lo == lo, exact_hi == hi);
                         lo.zip(hi).map(|(lo, hi)| (lo, hi, lo_exact, hi_exact))

@@ -36,6 +36,7 @@ use crate::read::aligned::{
     plan_chunk_groups, read_chunk_group_in, AlignedChunkGroup, DecodedGroup, GroupPageStats, ValuePageStats,
 };
 use crate::read::merge::{MergeInput, SeriesMerger};
+use crate::stats::trust::without_lossy_values;
 
 /// Everything a partition needs to scan the devices of one tree key in one file.
 pub(crate) struct TreeScan {
@@ -310,7 +311,7 @@ impl DeviceBatches {
             let t = time_column_stat(&g.time.statistics, &time_ty);
             let cols = container(d, &scan.roles, &scan.file.schema, rows, &t, |name, ty| {
                 let chunk = names.iter().position(|n| *n == name).and_then(|p| g.values.get(p)).and_then(Option::as_ref);
-                value_column_stat(chunk.map(|c| &c.statistics), rows, ty)
+                value_column_stat(chunk.map(|c| without_lossy_values(&c.statistics, true)).as_deref(), rows, ty)
             });
             (rows, cols)
         }));
@@ -403,7 +404,7 @@ fn aligned_page_filter(
                 return ColumnStat { min: None, max: None, nulls: Some(rows) };
             }
             match projected.iter().position(|(_, n, _)| n == name).and_then(|c| stats.values.get(c)).and_then(|v| v.get(p)) {
-                Some(ValuePageStats::Stats(s)) => value_column_stat(Some(s), rows, ty),
+                Some(ValuePageStats::Stats(s)) => value_column_stat(Some(&without_lossy_values(s, true)), rows, ty),
                 Some(ValuePageStats::AllNull) => ColumnStat { min: None, max: None, nulls: Some(rows) },
                 None => ColumnStat::default(),
             }

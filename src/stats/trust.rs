@@ -43,6 +43,7 @@
 use std::cmp::Ordering;
 
 use crate::format::statistics::{Statistics, ValueStatistics};
+use crate::format::{Encoding, TsDataType};
 
 /// Where a unit's non-null values lie, under total order, as far as its statistics prove.
 #[derive(Debug, Clone, PartialEq)]
@@ -125,6 +126,28 @@ fn exact_side<T>(count: u64, value: Option<T>) -> UnitValue<T> {
         (0, _) => UnitValue::Empty,
         (_, Some(v)) => UnitValue::Exact(v),
         (_, None) => UnitValue::Untrusted,
+    }
+}
+
+/// True when FLOAT/DOUBLE values stored with encoding id `encoding` may read back other than
+/// the values the writer's statistics saw: only PLAIN, GORILLA (both versions), CHIMP and
+/// SPRINTZ are lossless for floats. TS_2DIFF and RLE store floats rounded to a number of
+/// decimals (the statistics are computed before rounding), RLBE adds in float arithmetic, and
+/// an unknown id is not trusted. Such a column's `count` still holds; its min, max, sum, first
+/// and last describe other values than the reader returns.
+pub fn lossy_float_encoding(data_type: TsDataType, encoding: u8) -> bool {
+    let lossless = [Encoding::Plain, Encoding::Gorilla, Encoding::GorillaV1, Encoding::Chimp, Encoding::Sprintz];
+    matches!(data_type, TsDataType::Float | TsDataType::Double) && !lossless.iter().any(|e| *e as u8 == encoding)
+}
+
+/// `stats` without its values part when it is FLOAT/DOUBLE statistics of a column stored
+/// lossily ([`lossy_float_encoding`]): its count and time range stay, nothing about values.
+pub fn without_lossy_values(stats: &Statistics, lossy: bool) -> std::borrow::Cow<'_, Statistics> {
+    let float = matches!(stats.values, ValueStatistics::Float { .. } | ValueStatistics::Double { .. });
+    if lossy && float {
+        std::borrow::Cow::Owned(Statistics { values: ValueStatistics::None, ..stats.clone() })
+    } else {
+        std::borrow::Cow::Borrowed(stats)
     }
 }
 

@@ -190,10 +190,11 @@ fn test_statistics_aggregates_on_sample_read_no_page() {
         let mut tally = Tally::default();
         compare_tables(&c, "one", "one_off", true, &mut tally).await;
         // Global count/min/max of non-float columns are constants of DataFusion's own
-        // statistics rule (no aggregation left); everything else is answered here (a device
-        // whose temperature extreme is a zero of unknown sign has those pages decoded).
+        // statistics rule (no aggregation left); everything else is answered here, except
+        // min/max of temperature per device: some device's extreme is a zero, and DataFusion's
+        // grouped float min/max keeps whichever zero it sees first, so the original plan runs.
         assert_eq!(tally.rewritten, tally.queries - 3, "{tally:?}");
-        assert_eq!(tally.fell_back, 0, "{tally:?}");
+        assert!(tally.fell_back <= 1, "{tally:?}");
 
         for partitions in [2, 3] {
             // Partial states per byte range of two files, merged by DataFusion.
@@ -214,18 +215,24 @@ fn test_statistics_aggregates_on_sample_read_no_page() {
             assert_eq!(rows[0][0], Val::Other("central".into()));
             assert_eq!(rows[0][1], Val::Other((2 * 202_155).to_string()));
 
-            // A device whose temperature extreme is a zero (of unknown sign in the
-            // statistics): the pages that may hold it are decoded, the rest is not.
+            // A device whose temperature extreme is a zero: DataFusion's grouped float
+            // min/max keeps the zero it sees first, so every partition runs the original plan
+            // (a scan partition may read another's files, so it is all or none).
             let sql = "SELECT device, min(temperature), max(temperature), count(*) FROM two GROUP BY device ORDER BY device";
             let (b, plan) = run(&c, sql).await;
             let (decoded, _) = run(&c, &sql.replace("FROM two", "FROM two_off")).await;
             assert_eq!(values(&b), values(&decoded));
             assert!(uses_statistics(&plan));
-            assert_eq!(plan_metric(&plan, "fallback_partitions"), 0);
-            let pages = plan_metric(&plan, "pages_decoded");
-            assert!(pages > 0 && pages < 40, "{pages} pages decoded");
-            assert!(plan_metric(&plan, "series_from_statistics") > 500);
+            assert_eq!(plan_metric(&plan, "fallback_partitions"), partitions);
             assert_eq!(count_rows(&b), 300);
+            // Without GROUP BY, the total order is DataFusion's too: answered, with the pages
+            // that may hold a zero extreme decoded.
+            let sql = "SELECT min(temperature), max(temperature), count(*) FROM two WHERE region = 'north'";
+            let (b, plan) = run(&c, sql).await;
+            let (decoded, _) = run(&c, &sql.replace("FROM two", "FROM two_off")).await;
+            assert_eq!(values(&b), values(&decoded));
+            assert_eq!(plan_metric(&plan, "fallback_partitions"), 0);
+            assert!(plan_metric(&plan, "series_from_statistics") > 100);
         }
     });
     std::fs::remove_dir_all(&dir).ok();

@@ -335,16 +335,6 @@ fn assumed_type(ty: &DataType) -> TsDataType {
     }
 }
 
-/// True when FLOAT/DOUBLE values of this encoding may read back other than the writer's
-/// statistics saw them: only PLAIN, GORILLA (both versions), CHIMP and SPRINTZ are known
-/// lossless for floats (TS_2DIFF and RLE round to a number of decimals; RLBE adds in float
-/// arithmetic; an unknown id is not trusted).
-fn lossy_float(ty: TsDataType, encoding: u8) -> bool {
-    use crate::format::Encoding;
-    let lossless = [Encoding::Plain, Encoding::Gorilla, Encoding::GorillaV1, Encoding::Chimp, Encoding::Sprintz];
-    matches!(ty, TsDataType::Float | TsDataType::Double) && !lossless.iter().any(|e| *e as u8 == encoding)
-}
-
 /// Devices (indices into `tmeta.devices`) among `owned` that the TAG filter accepts.
 fn filter_devices(q: &StatisticsQuery, tmeta: &TableMeta, owned: Vec<usize>) -> Result<Vec<usize>> {
     let Some(pred) = &q.tag_filter else { return Ok(owned) };
@@ -437,7 +427,14 @@ async fn answer(
             .collect();
         let lossy: Vec<bool> = columns
             .iter()
-            .map(|c| tmeta.schema.columns.iter().find(|s| s.name == *c).is_some_and(|s| lossy_float(s.data_type, s.encoding)))
+            .map(|c| {
+                tmeta
+                    .schema
+                    .columns
+                    .iter()
+                    .find(|s| s.name == *c)
+                    .is_some_and(|s| crate::stats::trust::lossy_float_encoding(s.data_type, s.encoding))
+            })
             .collect();
         let sq = SummaryQuery { range: q.range, buckets, types, aggs: funcs.clone(), lossy };
         let tag_order: Vec<&str> = tmeta.schema.tag_columns().map(|c| c.name.as_str()).collect();
