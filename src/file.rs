@@ -302,7 +302,8 @@ impl TsFile {
 
     /// Aggregates of every device of table `table` over `query.range`, per `date_bin`
     /// bucket when `query.buckets` is set, for value columns `columns` (the aggregates'
-    /// column indices refer to it; `query.types` is filled in from the schema): answered
+    /// column indices refer to it; `query.types` and `query.lossy` are filled in from the
+    /// schema): answered
     /// from series, chunk and page statistics wherever they are exact, from decoded pages
     /// elsewhere — the library form of the SQL statistics answers.
     ///
@@ -318,6 +319,7 @@ impl TsFile {
     ///     buckets: Some(hour),
     ///     types: Vec::new(),
     ///     aggs: vec![AggFunc::Rows, AggFunc::Max(0)],
+    ///     lossy: Vec::new(),
     /// };
     /// let devices = file.summarize("weather", &["temperature"], &query)?;
     /// assert_eq!(devices.len(), 300);
@@ -342,6 +344,12 @@ impl TsFile {
                     })
             })
             .collect::<Result<_>>()?;
+        query.lossy = columns
+            .iter()
+            .map(|c| {
+                schema.columns.iter().any(|s| s.name == *c && crate::stats::trust::lossy_float_encoding(s.data_type, s.encoding))
+            })
+            .collect();
         let devices = if self.reader.metadata().table_root(table).is_some() {
             self.reader.devices(table).map_err(|e| e.in_file(&self.name))?
         } else {
