@@ -7,10 +7,10 @@
 //! the units from the largest down:
 //!
 //! 1. the device's series statistics, then each chunk group's chunk statistics
-//!    ([`SummaryQuery::plan_device`], no I/O): a unit outside the range is skipped; a unit
+//!    (`SummaryQuery::plan_device`, no I/O): a unit outside the range is skipped; a unit
 //!    inside the range (and inside one bucket) whose statistics every aggregate accepts is
 //!    folded in; any other unit is handed down;
-//! 2. the pages of the chunk groups handed down ([`SummaryQuery::read_groups`], which reads
+//! 2. the pages of the chunk groups handed down (`SummaryQuery::read_groups`, which reads
 //!    them): the same test on each page's statistics, and only the pages that fail it are
 //!    decoded (rows outside the range dropped) and folded in row by row.
 //!
@@ -141,7 +141,7 @@ impl SummaryQuery {
     }
 
     /// Fold in what the series and chunk statistics of one aligned device answer; returns
-    /// its chunk groups whose pages must be read (with [`SummaryQuery::read_groups`]).
+    /// its chunk groups whose pages must be read (with `SummaryQuery::read_groups`).
     /// `values` are the device's series of the query's value columns (`None`: absent).
     pub(crate) fn plan_device(
         &self,
@@ -183,7 +183,7 @@ impl SummaryQuery {
         Ok(to_read)
     }
 
-    /// Read the pages of `groups` (from [`SummaryQuery::plan_device`]) from `file`: pages
+    /// Read the pages of `groups` (from `SummaryQuery::plan_device`) from `file`: pages
     /// the statistics answer are folded in from them, the rest decoded (rows outside the
     /// range dropped) and folded in row by row.
     pub(crate) fn read_groups<S: ByteSource>(
