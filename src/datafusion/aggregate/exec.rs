@@ -231,8 +231,9 @@ impl ExecutionPlan for StatisticsAggregateExec {
 /// Group key: one value per TAG column grouped by.
 type Key = Vec<Option<String>>;
 
-/// Metrics of one partition: how its units were answered.
+/// Metrics of one partition: devices its TAG filter pruned and how its units were answered.
 struct UnitMetrics {
+    devices_pruned: Count,
     series: Count,
     chunks: Count,
     pages_stats: Count,
@@ -244,6 +245,7 @@ impl UnitMetrics {
     fn new(metrics: &ExecutionPlanMetricsSet, partition: usize) -> Self {
         let c = |name: &'static str| MetricBuilder::new(metrics).counter(name, partition);
         UnitMetrics {
+            devices_pruned: c("devices_pruned"),
             series: c("series_from_statistics"),
             chunks: c("chunks_from_statistics"),
             pages_stats: c("pages_from_statistics"),
@@ -442,7 +444,9 @@ async fn answer(
         let segments: Vec<Option<usize>> = tags.iter().map(|g| tag_order.iter().position(|t| t == g).map(|p| p + 1)).collect();
         let range = file.range.as_ref().map(|r| (u64::try_from(r.start).unwrap_or(0), u64::try_from(r.end).unwrap_or(u64::MAX)));
         let owned = devices_in_range(tmeta.devices.iter().map(|d| d.first_offset), range);
+        let owned_count = owned.len();
         let devices = filter_devices(q, &tmeta, owned)?;
+        metrics.devices_pruned.add(owned_count - devices.len());
         let mut work: Vec<PageWork> = Vec::new();
         for i in devices {
             let Some(d) = tmeta.devices.get(i) else { continue };
