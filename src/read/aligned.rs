@@ -9,7 +9,7 @@
 
 use crate::error::{Result, ResultExt, TsFileError};
 use crate::format::chunk::{PageIter, RawPage};
-use crate::format::{ByteSource, ChunkMetadata, FileReader, Statistics, TimeseriesMetadata, TsDataType};
+use crate::format::{ByteSource, Chunk, ChunkHeader, ChunkMetadata, FileReader, Statistics, TimeseriesMetadata, TsDataType};
 use crate::read::column::ColumnBuilder;
 use crate::read::page::{decode_time_window, move_times, payload, split_value_page, PageBuffers, PageCodec};
 use crate::read::{DecodeBudget, ReadOptions};
@@ -151,6 +151,31 @@ fn read_chunk_group_with<S: ByteSource>(
     }
     // Read the chunks and parse every page header first.
     let time_chunk = file.read_chunk(group.time.offset).with_context(|| format!("time chunk at offset {}", group.time.offset))?;
+    let value_chunks = read_value_chunks(file, group, types)?;
+    let time_pages: Vec<RawPage<'_>> = PageIter::new(&time_chunk.header, &time_chunk.data)?
+        .collect::<Result<_>>()
+        .with_context(|| format!("time chunk at offset {}", group.time.offset))?;
+    let value_pages = parse_value_pages(&value_chunks, time_pages.len())?;
+    out.pages_total = time_pages.len();
+    let time_stats: Vec<&Statistics> =
+        time_pages.iter().map(|p| p.header.statistics.as_ref().unwrap_or(&group.time.statistics)).collect();
+    let keep = keep_pages(&time_stats, &value_pages, &value_chunks, opts, page_filter);
+    out.pages_pruned = keep.iter().filter(|k| !**k).count();
+    let time = TimePages { file, header: &time_chunk.header, pages: &time_pages, stats: &time_stats };
+    let plans = decode_time_pages(&time, &keep, opts, budget, bufs, &mut out.times)?;
+    decode_value_columns(file, group, &value_pages, &value_chunks, &plans, opts, &mut out, budget, bufs)?;
+    Ok(out)
+}
+
+/// A value column's chunk in one chunk group (read, its type checked) and its metadata.
+type ValueChunk<'g> = Option<(Chunk, &'g ChunkMetadata)>;
+
+/// Read the value chunks of `group`, checking each against its series' type.
+fn read_value_chunks<'g, S: ByteSource>(
+    file: &FileReader<S>,
+    group: &'g AlignedChunkGroup,
+    types: &[TsDataType],
+) -> Result<Vec<ValueChunk<'g>>> {
     let mut value_chunks = Vec::with_capacity(types.len());
     for (c, ty) in group.values.iter().zip(types) {
         value_chunks.push(match c {
@@ -169,40 +194,50 @@ fn read_chunk_group_with<S: ByteSource>(
             }
         });
     }
-    let time_pages: Vec<RawPage<'_>> = PageIter::new(&time_chunk.header, &time_chunk.data)?
-        .collect::<Result<_>>()
-        .with_context(|| format!("time chunk at offset {}", group.time.offset))?;
-    let mut value_pages: Vec<Option<Vec<RawPage<'_>>>> = Vec::with_capacity(types.len());
-    for vc in &value_chunks {
+    Ok(value_chunks)
+}
+
+/// Page headers of every value chunk; a non-empty chunk must have as many pages as the time
+/// chunk (`time_pages`).
+fn parse_value_pages<'c>(value_chunks: &'c [ValueChunk<'_>], time_pages: usize) -> Result<Vec<Option<Vec<RawPage<'c>>>>> {
+    let mut value_pages = Vec::with_capacity(value_chunks.len());
+    for vc in value_chunks {
         value_pages.push(match vc {
             None => None,
             Some((chunk, meta)) => {
                 let pages: Vec<RawPage<'_>> = PageIter::new(&chunk.header, &chunk.data)?
                     .collect::<Result<_>>()
                     .with_context(|| format!("value chunk at offset {}", meta.offset))?;
-                if !pages.is_empty() && pages.len() != time_pages.len() {
+                if !pages.is_empty() && pages.len() != time_pages {
                     return Err(TsFileError::corrupt(
                         "value chunk",
                         Some(meta.offset),
-                        format!("'{}' has {} pages, its time chunk {}", chunk.header.measurement, pages.len(), time_pages.len()),
+                        format!("'{}' has {} pages, its time chunk {time_pages}", chunk.header.measurement, pages.len()),
                     ));
                 }
                 Some(pages)
             }
         });
     }
-    out.pages_total = time_pages.len();
-    // Decide which pages to keep.
-    let time_stats: Vec<&Statistics> =
-        time_pages.iter().map(|p| p.header.statistics.as_ref().unwrap_or(&group.time.statistics)).collect();
+    Ok(value_pages)
+}
+
+/// Which time pages to decode: those overlapping `opts.time_range` that `page_filter` keeps.
+fn keep_pages(
+    time_stats: &[&Statistics],
+    value_pages: &[Option<Vec<RawPage<'_>>>],
+    value_chunks: &[ValueChunk<'_>],
+    opts: &ReadOptions,
+    page_filter: Option<PageFilter<'_>>,
+) -> Vec<bool> {
     let mut keep: Vec<bool> = match opts.time_range {
         Some((lo, hi)) => time_stats.iter().map(|s| s.overlaps_time(lo, hi)).collect(),
-        None => vec![true; time_pages.len()],
+        None => vec![true; time_stats.len()],
     };
     if let Some(filter) = page_filter {
         let values = value_pages
             .iter()
-            .zip(&value_chunks)
+            .zip(value_chunks)
             .map(|(pages, vc)| match (pages, vc) {
                 (Some(pages), Some((_, meta))) if !pages.is_empty() => pages
                     .iter()
@@ -214,22 +249,41 @@ fn read_chunk_group_with<S: ByteSource>(
                         }
                     })
                     .collect(),
-                _ => vec![ValuePageStats::AllNull; time_pages.len()],
+                _ => vec![ValuePageStats::AllNull; time_stats.len()],
             })
             .collect();
-        let verdict = filter(&GroupPageStats { time: time_stats.clone(), values });
+        let verdict = filter(&GroupPageStats { time: time_stats.to_vec(), values });
         for (k, v) in keep.iter_mut().zip(verdict) {
             *k &= v;
         }
     }
-    out.pages_pruned = keep.iter().filter(|k| !**k).count();
-    // Decode the kept time pages.
-    let h = &time_chunk.header;
+    keep
+}
+
+/// The time chunk of a chunk group: its pages and their (page or chunk) statistics.
+struct TimePages<'a, S: ByteSource> {
+    file: &'a FileReader<S>,
+    header: &'a ChunkHeader,
+    pages: &'a [RawPage<'a>],
+    stats: &'a [&'a Statistics],
+}
+
+/// Decode the kept time pages into `times` (rows inside `opts.time_range` only); one plan per
+/// page tells the value columns which rows to keep.
+fn decode_time_pages<S: ByteSource>(
+    time: &TimePages<'_, S>,
+    keep: &[bool],
+    opts: &ReadOptions,
+    budget: &DecodeBudget,
+    bufs: &mut PageBuffers,
+    times: &mut Vec<i64>,
+) -> Result<Vec<PagePlan>> {
+    let h = time.header;
     let encoding = h.encoding()?;
-    let codec = PageCodec::new(file, h).with_context(|| format!("time chunk at offset {}", h.offset))?;
-    let mut plans = Vec::with_capacity(time_pages.len());
+    let codec = PageCodec::new(time.file, h).with_context(|| format!("time chunk at offset {}", h.offset))?;
+    let mut plans = Vec::with_capacity(time.pages.len());
     let mut page_times = bufs.take_times();
-    for (i, ((page, stats), k)) in time_pages.iter().zip(&time_stats).zip(&keep).enumerate() {
+    for (i, ((page, stats), k)) in time.pages.iter().zip(time.stats).zip(keep).enumerate() {
         if !*k {
             plans.push(PagePlan::Skip);
             continue;
@@ -246,18 +300,34 @@ fn read_chunk_group_with<S: ByteSource>(
         let keep = r.with_context(|| format!("time chunk at offset {}, page {i} at offset {}", h.offset, page.header.offset))?;
         // The first kept page (often the only one) moves instead of being copied when most of
         // it is kept.
-        move_times(&mut page_times, &mut out.times);
+        move_times(&mut page_times, times);
         plans.push(PagePlan::Keep { rows: usize::try_from(stats.count)?, keep });
     }
     bufs.put_times(page_times);
+    Ok(plans)
+}
+
+/// Decode the value columns' pages that `plans` keep into `out.columns`, each exactly as long
+/// as `out.times` (an absent or empty chunk reads as nulls).
+#[allow(clippy::too_many_arguments)]
+fn decode_value_columns<S: ByteSource>(
+    file: &FileReader<S>,
+    group: &AlignedChunkGroup,
+    value_pages: &[Option<Vec<RawPage<'_>>>],
+    value_chunks: &[ValueChunk<'_>],
+    plans: &[PagePlan],
+    opts: &ReadOptions,
+    out: &mut DecodedGroup,
+    budget: &DecodeBudget,
+    bufs: &mut PageBuffers,
+) -> Result<()> {
     let kept = out.times.len();
-    // Decode the value pages of the kept time pages.
-    for ((pages, vc), builder) in value_pages.iter().zip(&value_chunks).zip(out.columns.iter_mut()) {
+    for ((pages, vc), builder) in value_pages.iter().zip(value_chunks).zip(out.columns.iter_mut()) {
         match (pages, vc) {
             (Some(pages), Some((chunk, meta))) if !pages.is_empty() => {
                 let codec = PageCodec::new(file, &chunk.header)
                     .with_context(|| format!("value chunk at offset {}", chunk.header.offset))?;
-                decode_value_pages(&codec, pages, &meta.statistics, &plans, opts, builder, budget, bufs)?;
+                decode_value_pages(&codec, pages, &meta.statistics, plans, opts, builder, budget, bufs)?;
             }
             // Absent chunk, or data_size = 0: every row of the group is null.
             _ => {
@@ -275,7 +345,7 @@ fn read_chunk_group_with<S: ByteSource>(
             ));
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]
