@@ -14,15 +14,15 @@
 //! ```
 //!
 //! Unpacked fields are raw bit patterns reinterpreted as `i32`/`i64`. BOOLEAN (Java only) is
-//! INT32 RLE of 0/1; FLOAT/DOUBLE (Java only) put the scaled-integer float wrapper of
-//! TS_2DIFF ([`crate::encoding::ts2diff`]) in front of INT32/INT64 sections.
+//! INT32 RLE of 0/1; FLOAT/DOUBLE (Java only) put the scaled-integer
+//! [`float_wrapper`](crate::encoding::float_wrapper) in front of INT32/INT64 sections.
 
 use arrow_buffer::BooleanBufferBuilder;
 
 use crate::encoding::bits::{self, PackedInt};
 use crate::encoding::corrupt;
 use crate::encoding::plain::read_uvarint;
-use crate::encoding::ts2diff::{FloatWrapper, ScaledFloat};
+use crate::encoding::float_wrapper::{FloatWrapper, ScaledFloat};
 use crate::error::Result;
 
 /// Values unpacked per call into the scratch buffer (eight groups).
@@ -64,101 +64,155 @@ fn decode_sections<T: RleInt, O, F: FnMut(T) -> O>(
     // Bit-packed runs hold at most 8 values per byte for w >= 1; longer repeated runs grow
     // the vector as they are decoded (each checked against `count` first).
     out.reserve(count.min(data.len().saturating_sub(start).saturating_mul(8)));
-    let mut scratch = [0u64; CHUNK];
-    let mut produced = 0usize;
+    let mut stream = Stream { data, count, produced: 0, what, scratch: [0u64; CHUNK] };
     let mut pos = start;
     while pos < data.len() {
+        let section = stream.section::<T>(pos)?;
+        let mut q = section.runs;
+        while q < section.end {
+            q = stream.run(&section, q, out, &mut map)?;
+        }
+        pos = section.end;
+    }
+    if stream.produced != count {
+        return Err(corrupt(what, format!("at byte {}: stream ends after {} of {count} values", data.len(), stream.produced)));
+    }
+    Ok(())
+}
+
+/// An RLE stream being decoded: `produced` of its `count` values so far; errors name `what`
+/// and positions in `data`.
+struct Stream<'d, 'w> {
+    data: &'d [u8],
+    count: usize,
+    produced: usize,
+    what: &'w str,
+    scratch: [u64; CHUNK],
+}
+
+/// One section of a stream: where it ends, its bit width and where its first run starts.
+struct Section {
+    end: usize,
+    width: u32,
+    runs: usize,
+}
+
+impl Stream<'_, '_> {
+    /// Parse the section header at `pos`: its length (within the stream) and bit width.
+    #[inline(always)]
+    fn section<T: RleInt>(&self, pos: usize) -> Result<Section> {
+        let (data, what) = (self.data, self.what);
         let (len, p) = read_uvarint(data, pos).map_err(|e| corrupt(what, format!("section length at byte {pos}: {e}")))?;
-        let sec_end = p
+        let end = p
             .checked_add(len as usize)
             .filter(|&e| e <= data.len())
             .ok_or_else(|| corrupt(what, format!("section at byte {pos} declares {len} bytes, {} remain", data.len() - p)))?;
-        let sec = data.get(..sec_end).unwrap_or(&[]);
-        let Some(&w) = sec.get(p) else {
+        let Some(&w) = data.get(..end).and_then(|sec| sec.get(p)) else {
             return Err(corrupt(what, format!("section at byte {pos} is empty (no bit width)")));
         };
-        let w = u32::from(w);
-        if w > T::BITS {
-            return Err(corrupt(what, format!("section at byte {pos}: bit width {w} exceeds {} for {}", T::BITS, T::NAME)));
+        let width = u32::from(w);
+        if width > T::BITS {
+            return Err(corrupt(what, format!("section at byte {pos}: bit width {width} exceeds {} for {}", T::BITS, T::NAME)));
         }
-        let value_bytes = w.div_ceil(8) as usize;
-        let mut q = p + 1;
-        while q < sec_end {
-            let run = q;
-            let (h, q2) = read_uvarint(sec, q).map_err(|e| corrupt(what, format!("run header at byte {run}: {e}")))?;
-            q = q2;
-            if h & 1 == 1 {
-                let groups = (h >> 1) as usize;
-                if groups == 0 {
-                    return Err(corrupt(what, format!("bit-packed run at byte {run} has 0 groups")));
-                }
-                let Some(&k) = sec.get(q) else {
-                    return Err(corrupt(what, format!("bit-packed run at byte {run}: truncated")));
-                };
-                if !(1..=8).contains(&k) {
-                    return Err(corrupt(what, format!("bit-packed run at byte {run}: {k} valid values in the last group")));
-                }
-                q += 1;
-                let values = (groups - 1).saturating_mul(8).saturating_add(usize::from(k));
-                let nbytes = groups.saturating_mul(w as usize);
-                // The run's groups; unpacking may look at the bytes after them (never beyond
-                // the stream), which keeps the word loads on the fast path.
-                let Some(body) = q.checked_add(nbytes).filter(|&e| e <= sec_end).and_then(|_| data.get(q..)) else {
-                    return Err(corrupt(
-                        what,
-                        format!(
-                            "bit-packed run at byte {run}: {groups} groups of width {w} need \
-                             {nbytes} bytes, {} remain in the section",
-                            sec_end - q
-                        ),
-                    ));
-                };
-                if values > count - produced {
-                    return Err(corrupt(
-                        what,
-                        format!(
-                            "bit-packed run at byte {run} holds {values} values but only {} of \
-                             {count} remain",
-                            count - produced
-                        ),
-                    ));
-                }
-                let mut done = 0usize;
-                while done < values {
-                    let m = CHUNK.min(values - done);
-                    let src = body.get(done / 8 * w as usize..).unwrap_or(&[]);
-                    // why: m <= CHUNK = scratch.len() (the min above); hot loop, keeps its shape.
-                    #[allow(clippy::indexing_slicing)]
-                    let lane = &mut scratch[..m];
-                    bits::unpack(w, src, lane)?;
-                    out.extend(lane.iter().map(|&r| map(T::from_u64(r))));
-                    done += m;
-                }
-                produced += values;
-                q += nbytes;
-            } else {
-                let n = (h >> 1) as usize;
-                let Some(vb) = sec.get(q..q + value_bytes) else {
-                    return Err(corrupt(what, format!("repeated run at byte {run}: value of {value_bytes} bytes truncated")));
-                };
-                if n > count - produced {
-                    return Err(corrupt(
-                        what,
-                        format!("repeated run at byte {run} holds {n} values but only {} of {count} remain", count - produced),
-                    ));
-                }
-                let v = T::repeated(vb);
-                out.extend((0..n).map(|_| map(v)));
-                produced += n;
-                q += value_bytes;
-            }
+        Ok(Section { end, width, runs: p + 1 })
+    }
+
+    /// Decode the run whose header is at `run` into `out`; returns where the next run starts.
+    #[inline(always)]
+    fn run<T: RleInt, O, F: FnMut(T) -> O>(&mut self, section: &Section, run: usize, out: &mut Vec<O>, map: &mut F) -> Result<usize> {
+        let sec = self.data.get(..section.end).unwrap_or(&[]);
+        let (h, q) = read_uvarint(sec, run).map_err(|e| corrupt(self.what, format!("run header at byte {run}: {e}")))?;
+        if h & 1 == 1 {
+            self.bit_packed_run(section, run, q, (h >> 1) as usize, out, map)
+        } else {
+            self.repeated_run(section, run, q, (h >> 1) as usize, out, map)
         }
-        pos = sec_end;
     }
-    if produced != count {
-        return Err(corrupt(what, format!("at byte {}: stream ends after {produced} of {count} values", data.len())));
+
+    /// A bit-packed run of `groups` groups of 8 values whose header is at `run`, its body
+    /// (after the header) at `q`.
+    #[inline(always)]
+    fn bit_packed_run<T: RleInt, O, F: FnMut(T) -> O>(
+        &mut self,
+        section: &Section,
+        run: usize,
+        mut q: usize,
+        groups: usize,
+        out: &mut Vec<O>,
+        map: &mut F,
+    ) -> Result<usize> {
+        let (data, what, count, w, sec_end) = (self.data, self.what, self.count, section.width, section.end);
+        if groups == 0 {
+            return Err(corrupt(what, format!("bit-packed run at byte {run} has 0 groups")));
+        }
+        let Some(&k) = data.get(..sec_end).and_then(|sec| sec.get(q)) else {
+            return Err(corrupt(what, format!("bit-packed run at byte {run}: truncated")));
+        };
+        if !(1..=8).contains(&k) {
+            return Err(corrupt(what, format!("bit-packed run at byte {run}: {k} valid values in the last group")));
+        }
+        q += 1;
+        let values = (groups - 1).saturating_mul(8).saturating_add(usize::from(k));
+        let nbytes = groups.saturating_mul(w as usize);
+        // The run's groups; unpacking may look at the bytes after them (never beyond the
+        // stream), which keeps the word loads on the fast path.
+        let Some(body) = q.checked_add(nbytes).filter(|&e| e <= sec_end).and_then(|_| data.get(q..)) else {
+            return Err(corrupt(
+                what,
+                format!(
+                    "bit-packed run at byte {run}: {groups} groups of width {w} need {nbytes} bytes, {} remain in the section",
+                    sec_end - q
+                ),
+            ));
+        };
+        if values > count - self.produced {
+            return Err(corrupt(
+                what,
+                format!("bit-packed run at byte {run} holds {values} values but only {} of {count} remain", count - self.produced),
+            ));
+        }
+        let mut done = 0usize;
+        while done < values {
+            let m = CHUNK.min(values - done);
+            let src = body.get(done / 8 * w as usize..).unwrap_or(&[]);
+            // why: m <= CHUNK = scratch.len() (the min above); hot loop, keeps its shape.
+            #[allow(clippy::indexing_slicing)]
+            let lane = &mut self.scratch[..m];
+            bits::unpack(w, src, lane)?;
+            out.extend(lane.iter().map(|&r| map(T::from_u64(r))));
+            done += m;
+        }
+        self.produced += values;
+        Ok(q + nbytes)
     }
-    Ok(())
+
+    /// A repeated run of `n` copies whose header is at `run`, its value at `q`.
+    #[inline(always)]
+    fn repeated_run<T: RleInt, O, F: FnMut(T) -> O>(
+        &mut self,
+        section: &Section,
+        run: usize,
+        q: usize,
+        n: usize,
+        out: &mut Vec<O>,
+        map: &mut F,
+    ) -> Result<usize> {
+        let (what, count) = (self.what, self.count);
+        let value_bytes = section.width.div_ceil(8) as usize;
+        let Some(vb) = self.data.get(..section.end).and_then(|sec| sec.get(q..q + value_bytes)) else {
+            return Err(corrupt(what, format!("repeated run at byte {run}: value of {value_bytes} bytes truncated")));
+        };
+        if n > count - self.produced {
+            return Err(corrupt(
+                what,
+                format!("repeated run at byte {run} holds {n} values but only {} of {count} remain", count - self.produced),
+            ));
+        }
+        let v = T::repeated(vb);
+        out.extend((0..n).map(|_| map(v)));
+        self.produced += n;
+        Ok(q + value_bytes)
+    }
 }
 
 /// Decode `count` INT32 values from the RLE sections in `data[start..]`; errors name `what`
@@ -224,14 +278,14 @@ where
     }
 }
 
-/// Test-only RLE encoders (feature `encoders`): one section per call.
-#[cfg(any(test, feature = "encoders"))]
+/// Test-only RLE encoders (feature `test-util`): one section per call.
+#[cfg(any(test, feature = "test-util"))]
 pub mod encode {
-    // why: a test-only encoder (feature `encoders`, for tests and benches) that never reads file data.
+    // why: a test-only encoder (feature `test-util`, for tests and benches) that never reads file data.
     #![allow(clippy::cast_possible_truncation, clippy::indexing_slicing)]
     use crate::encoding::bits::BitWriter;
     use crate::encoding::plain::encode::uvarint;
-    use crate::encoding::ts2diff::encode::{float_wrapper_f32, float_wrapper_f64};
+    use crate::encoding::float_wrapper::encode::{float_wrapper_f32, float_wrapper_f64};
 
     /// One RLE section of raw bit patterns `vals` (`int64` selects the INT64 repeated-value
     /// byte order). With `repeated`, runs of at least 8 equal values become repeated runs
