@@ -28,6 +28,7 @@ pub mod camel;
 pub mod check;
 pub mod chimp;
 pub mod dictionary;
+pub(crate) mod float_wrapper;
 pub mod gorilla;
 pub mod gorilla_v1;
 pub mod plain;
