@@ -10,10 +10,10 @@
 //! | UNCOMPRESSED | the page itself (`compressed_size == uncompressed_size`) | copy |
 //! | SNAPPY | one raw snappy block (not framed) | `snap::raw` |
 //! | GZIP | one gzip member (RFC 1952) | `flate2` (pure-Rust backend) |
-//! | LZO | one LZO1X block | in this module (see below) |
+//! | LZO | one LZO1X block | in this crate (`lzo.rs`: no crate decodes corrupt input safely) |
 //! | LZ4 | one raw LZ4 block (no frame, no size prefix) | `lz4_flex::block` |
 //! | ZSTD | one zstd frame | `zstd` (bulk API) |
-//! | LZMA2 | LZMA2 inside an XZ container | `lzma-rs` |
+//! | LZMA2 | LZMA2 inside an XZ container | `lzma-rs`, sizes checked first (`xz.rs`) |
 //!
 //! # Guarantees
 //!
@@ -30,18 +30,16 @@
 //! * Arbitrary input never panics.
 //! * An empty page (`uncompressed_size == 0`) with empty stored bytes is accepted for every
 //!   codec, as is a codec's own encoding of zero bytes.
-//!
-//! # LZO
-//!
-//! LZO1X is decoded here rather than through a crate: the available pure-Rust decoder
-//! (`lzokay-native`) panics on corrupt input (unchecked back-reference arithmetic) and grows
-//! its output without limit, and the other port is GPL-licensed. The decoder below follows
-//! the LZO1X bitstream as documented by lzokay (MIT) and checks every literal run and
-//! back-reference against the input and the fixed-size output.
 #![cfg_attr(not(test), warn(clippy::cast_possible_truncation, clippy::indexing_slicing))]
 
 use std::cell::RefCell;
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
+
+mod lzo;
+mod xz;
+
+use lzo::lzo;
+use xz::lzma2;
 
 use crate::error::{Result, TsFileError};
 use crate::format::Compression;
@@ -233,336 +231,13 @@ fn zstd(input: &[u8], n: usize, out: &mut Vec<u8>) -> CodecResult {
     Ok(())
 }
 
-fn lzma2(input: &[u8], n: usize, out: &mut Vec<u8>) -> CodecResult {
-    // lzma-rs inflates each XZ block into memory before writing it out, so bound the work
-    // up front: the LZMA2 chunk headers state every chunk's size, and their sum must match.
-    let total = xz_declared_size(input)?;
-    if total != n as u64 {
-        return Err(format!("xz stream declares {total} bytes, page declares {n}"));
-    }
-    out.clear();
-    out.reserve(n);
-    let mut sink = BoundedWriter { out, limit: n };
-    let mut reader = input;
-    lzma_rs::xz_decompress(&mut reader, &mut sink).map_err(|e| e.to_string())
-}
-
-/// A `Write` into a `Vec` that refuses to grow past `limit` bytes.
-struct BoundedWriter<'a> {
-    out: &'a mut Vec<u8>,
-    limit: usize,
-}
-
-impl Write for BoundedWriter<'_> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        if buf.len() > self.limit.saturating_sub(self.out.len()) {
-            return Err(io::Error::other(format!("stream decompresses to more than the declared {} bytes", self.limit)));
-        }
-        self.out.extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-/// Sum the uncompressed sizes that an XZ stream's LZMA2 chunk headers declare, without
-/// decoding anything. Only the structure needed to find the chunks is checked here (magic,
-/// block headers, a single LZMA2 filter, chunk framing); checksums, the index and the
-/// footer are verified by the decoder afterwards.
-fn xz_declared_size(input: &[u8]) -> std::result::Result<u64, String> {
-    const MAGIC: &[u8] = &[0xFD, b'7', b'z', b'X', b'Z', 0x00];
-    const LZMA2_FILTER_ID: u64 = 0x21;
-    let truncated = || "truncated xz stream".to_string();
-    let byte = |pos: usize| input.get(pos).copied().ok_or_else(truncated);
-    let be16 = |pos: usize| -> std::result::Result<u64, String> { Ok(u64::from(byte(pos)?) << 8 | u64::from(byte(pos + 1)?)) };
-
-    if input.len() < 12 || input.get(..6) != Some(MAGIC) {
-        return Err("missing xz stream header magic".to_string());
-    }
-    let check_size = match byte(7)? & 0x0F {
-        0 => 0,
-        1..=3 => 4,
-        4..=6 => 8,
-        7..=9 => 16,
-        10..=12 => 32,
-        _ => 64,
-    };
-    let mut pos = 12usize;
-    let mut total = 0u64;
-    loop {
-        let block_start = pos;
-        let size_byte = byte(pos)?;
-        if size_byte == 0 {
-            // The index follows, then the 12-byte stream footer. Its backward size must
-            // describe the index exactly (lzma-rs computes `(backward_size + 1) << 2`, which
-            // overflows for a crafted 0xFFFF_FFFF).
-            xz_check_footer(input, pos)?;
-            return Ok(total);
-        }
-        let header_len = (usize::from(size_byte) + 1) * 4;
-        let header_end = pos.checked_add(header_len).ok_or_else(truncated)?;
-        let header = input.get(pos..header_end).ok_or_else(truncated)?;
-        let flags = header.get(1).copied().ok_or_else(truncated)?;
-        if flags & 0x03 != 0 {
-            return Err("xz block uses a filter chain; only a single LZMA2 filter is supported".into());
-        }
-        let mut hp = 2usize;
-        if flags & 0x40 != 0 {
-            xz_multibyte(header, &mut hp)?; // compressed size
-        }
-        if flags & 0x80 != 0 {
-            xz_multibyte(header, &mut hp)?; // uncompressed size
-        }
-        let filter = xz_multibyte(header, &mut hp)?;
-        if filter != LZMA2_FILTER_ID {
-            return Err(format!("xz filter 0x{filter:x} is not LZMA2"));
-        }
-        pos = header_end;
-        // LZMA2 chunks up to the end marker 0x00.
-        loop {
-            let control = byte(pos)?;
-            pos += 1;
-            let (unpacked, skip) = match control {
-                0x00 => break,
-                0x01 | 0x02 => {
-                    let size = be16(pos)? + 1;
-                    (size, 2 + size)
-                }
-                0x03..=0x7F => return Err(format!("invalid LZMA2 chunk control byte 0x{control:02x}")),
-                _ => {
-                    let unpacked = (u64::from(control & 0x1F) << 16 | be16(pos)?) + 1;
-                    let packed = be16(pos + 2)? + 1;
-                    let props = if (control >> 5) & 0x03 >= 2 { 1 } else { 0 };
-                    (unpacked, 4 + props + packed)
-                }
-            };
-            total = total.checked_add(unpacked).ok_or_else(truncated)?;
-            let skip = usize::try_from(skip).map_err(|_| truncated())?;
-            pos = pos.checked_add(skip).ok_or_else(truncated)?;
-            if pos > input.len() {
-                return Err(truncated());
-            }
-        }
-        // Block padding to a multiple of four, then the block check.
-        let unpadded = pos - block_start;
-        pos += (4 - unpadded % 4) % 4 + check_size;
-        if pos > input.len() {
-            return Err(truncated());
-        }
-    }
-}
-
-/// Check the XZ stream footer (`CRC32, backward size (LE u32), flags, "YZ"`) against the
-/// index that starts at `index_start` and runs up to the footer.
-fn xz_check_footer(input: &[u8], index_start: usize) -> CodecResult {
-    let footer_start = input
-        .len()
-        .checked_sub(12)
-        .filter(|&f| f >= index_start)
-        .ok_or_else(|| "truncated xz stream (no room for the index and footer)".to_string())?;
-    let footer = input.get(footer_start..).unwrap_or_default();
-    if footer.get(10..12) != Some(b"YZ") {
-        return Err("missing xz stream footer magic".to_string());
-    }
-    let mut size = [0u8; 4];
-    size.copy_from_slice(footer.get(4..8).unwrap_or(&[0; 4]));
-    let backward = u64::from(u32::from_le_bytes(size));
-    let index_len = (footer_start - index_start) as u64;
-    if (backward + 1) * 4 != index_len {
-        return Err(format!("xz footer's backward size {backward} does not match the {index_len}-byte index"));
-    }
-    Ok(())
-}
-
-/// An XZ variable-length integer (7 bits per byte, low group first, at most 9 bytes).
-fn xz_multibyte(buf: &[u8], pos: &mut usize) -> std::result::Result<u64, String> {
-    let mut value = 0u64;
-    for i in 0..9 {
-        let b = buf.get(*pos).copied().ok_or("truncated xz block header")?;
-        *pos += 1;
-        value |= u64::from(b & 0x7F) << (7 * i);
-        if b & 0x80 == 0 {
-            return Ok(value);
-        }
-    }
-    Err("xz integer longer than 9 bytes".to_string())
-}
-
-/// An LZO1X long-length byte run adds 255 output bytes per input byte.
-const LZO_MAX_RATIO: usize = 255;
-
-fn lzo(input: &[u8], n: usize, out: &mut Vec<u8>) -> CodecResult {
-    check_expansion(input.len(), n, LZO_MAX_RATIO)?;
-    let buf = sized(out, n);
-    let written = lzo1x_decompress(input, buf)?;
-    out.truncate(written);
-    Ok(())
-}
-
-/// Decode one LZO1X block into `out`, returning the number of bytes written.
-///
-/// Instruction set (the first byte may instead be `18..=255`: a literal run of `byte - 17`):
-///
-/// | opcode | meaning |
-/// | --- | --- |
-/// | `0..=15` after a match | copy 2 bytes (distance ≤ 1 KiB) or, after a literal run, 3 bytes (2–3 KiB) |
-/// | `0..=15` after a literal-free match | literal run of `3 + L` bytes (`L = 0`: long length) |
-/// | `16..=31` (M4) | copy from 16–48 KiB back; distance 16384 with length 3 ends the stream |
-/// | `32..=63` (M3) | copy up to 16 KiB back, LE16 distance |
-/// | `64..=255` (M2) | copy 3–8 bytes from ≤ 2 KiB back |
-///
-/// Every match carries 0–3 trailing literals in its low two bits ("state").
-fn lzo1x_decompress(input: &[u8], out: &mut [u8]) -> std::result::Result<usize, String> {
-    let mut lzo = LzoState { input, ip: 0, out, op: 0 };
-    // Literals copied by the previous instruction (4 = a long literal run).
-    let mut state: usize = 0;
-    let first = lzo.byte()?;
-    if first > 17 {
-        let count = usize::from(first - 17);
-        lzo.literals(count)?;
-        state = count.min(4);
-    } else {
-        lzo.ip = 0;
-    }
-    loop {
-        let inst = lzo.byte()?;
-        let (len, distance, trailing) = if inst >= 64 {
-            // M2: 0b1LLDDDSS / 0b01LDDDSS + H: length 3..=8, distance (H << 3) + D + 1.
-            let h = usize::from(lzo.byte()?);
-            let distance = (h << 3) + usize::from((inst >> 2) & 7) + 1;
-            (usize::from(inst >> 5) + 1, distance, usize::from(inst & 3))
-        } else if inst >= 32 {
-            // M3: 0b001LLLLL [long length] + LE16(D << 2 | S): distance D + 1.
-            let len = lzo.length(usize::from(inst & 31), 31)? + 2;
-            let d = lzo.le16()?;
-            (len, (d >> 2) + 1, d & 3)
-        } else if inst >= 16 {
-            // M4: 0b0001HLLL [long length] + LE16(D << 2 | S): distance 16384 + (H << 14) + D.
-            let len = lzo.length(usize::from(inst & 7), 7)? + 2;
-            let d = lzo.le16()?;
-            let distance = (usize::from(inst & 8) << 11) + (d >> 2);
-            if distance == 0 {
-                if len != 3 {
-                    return Err("malformed LZO end-of-stream marker".to_string());
-                }
-                break;
-            }
-            (len, distance + 16384, d & 3)
-        } else if state == 0 {
-            // Literal run: 3 + L bytes.
-            let len = lzo.length(usize::from(inst), 15)? + 3;
-            lzo.literals(len)?;
-            state = 4;
-            continue;
-        } else {
-            // M1: a short match whose meaning depends on the previous instruction.
-            let h = usize::from(lzo.byte()?);
-            let base = usize::from(inst >> 2) + (h << 2);
-            if state < 4 {
-                (2, base + 1, usize::from(inst & 3))
-            } else {
-                (3, base + 2049, usize::from(inst & 3))
-            }
-        };
-        lzo.copy_match(distance, len)?;
-        lzo.literals(trailing)?;
-        state = trailing;
-    }
-    let trailing_input = lzo.input.len() - lzo.ip;
-    if trailing_input != 0 {
-        return Err(format!("{trailing_input} bytes after the LZO end-of-stream marker"));
-    }
-    Ok(lzo.op)
-}
-
-/// Cursor over an LZO1X block and its fixed-size output.
-struct LzoState<'a> {
-    input: &'a [u8],
-    ip: usize,
-    out: &'a mut [u8],
-    op: usize,
-}
-
-impl LzoState<'_> {
-    fn byte(&mut self) -> std::result::Result<u8, String> {
-        let b = self.input.get(self.ip).copied().ok_or("truncated LZO stream")?;
-        self.ip += 1;
-        Ok(b)
-    }
-
-    fn le16(&mut self) -> std::result::Result<usize, String> {
-        let lo = usize::from(self.byte()?);
-        let hi = usize::from(self.byte()?);
-        Ok(lo | hi << 8)
-    }
-
-    /// A length field: `field` itself, or when it is zero, `base` plus a run of zero bytes
-    /// (255 each) and a final non-zero byte.
-    fn length(&mut self, field: usize, base: usize) -> std::result::Result<usize, String> {
-        if field != 0 {
-            return Ok(field);
-        }
-        let mut len = base;
-        loop {
-            let b = self.byte()?;
-            if b != 0 {
-                return len.checked_add(usize::from(b)).ok_or_else(|| "LZO length overflow".into());
-            }
-            len = len.checked_add(255).ok_or("LZO length overflow")?;
-        }
-    }
-
-    fn output_full(&self, len: usize) -> String {
-        format!("stream decompresses to more than the declared {} bytes (at {} needs {len} more)", self.out.len(), self.op)
-    }
-
-    fn literals(&mut self, len: usize) -> std::result::Result<(), String> {
-        if len == 0 {
-            return Ok(());
-        }
-        let src = self.ip.checked_add(len).and_then(|end| self.input.get(self.ip..end)).ok_or("truncated LZO literal run")?;
-        let out_len = self.out.len();
-        let dst = self.op.checked_add(len).filter(|&end| end <= out_len).and_then(|end| self.out.get_mut(self.op..end));
-        let Some(dst) = dst else {
-            return Err(self.output_full(len));
-        };
-        dst.copy_from_slice(src);
-        self.ip += len;
-        self.op += len;
-        Ok(())
-    }
-
-    fn copy_match(&mut self, distance: usize, len: usize) -> std::result::Result<(), String> {
-        if distance > self.op {
-            return Err(format!("LZO match distance {distance} reaches before the start of the output (at {})", self.op));
-        }
-        let end = match self.op.checked_add(len) {
-            Some(end) if end <= self.out.len() => end,
-            _ => return Err(self.output_full(len)),
-        };
-        let start = self.op - distance;
-        if distance >= len {
-            self.out.copy_within(start..start + len, self.op);
-        } else {
-            // Overlapping copy: the run repeats the last `distance` bytes.
-            for i in self.op..end {
-                let b = self.out.get(i - distance).copied().unwrap_or_default();
-                if let Some(slot) = self.out.get_mut(i) {
-                    *slot = b;
-                }
-            }
-        }
-        self.op = end;
-        Ok(())
-    }
-}
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
+    use super::xz::{xz_declared_size, BoundedWriter};
     use super::*;
+    use std::io::Write;
     use std::path::PathBuf;
 
     const ALL: [Compression; 7] = [
