@@ -94,10 +94,10 @@ pub fn decode_i32(data: &[u8], count: usize, out: &mut Vec<i32>) -> Result<()> {
     decode(data, count, out, "BITMAP INT32 stream")
 }
 
-/// Test-only BITMAP encoder (feature `encoders`).
-#[cfg(any(test, feature = "encoders"))]
+/// Test-only BITMAP encoder (feature `test-util`).
+#[cfg(any(test, feature = "test-util"))]
 pub mod encode {
-    // why: a test-only encoder (feature `encoders`, for tests and benches) that never reads file data.
+    // why: a test-only encoder (feature `test-util`, for tests and benches) that never reads file data.
     #![allow(clippy::cast_possible_truncation, clippy::indexing_slicing)]
     use crate::encoding::plain::encode::uvarint;
 

@@ -311,15 +311,15 @@ impl PackedInt for i64 {
 }
 
 /// Writes MSB-first bit streams; used by the test-only encoders and benchmarks.
-#[cfg(any(test, feature = "encoders"))]
+#[cfg(any(test, feature = "test-util"))]
 #[derive(Debug, Default, Clone)]
 pub struct BitWriter {
     bytes: Vec<u8>,
     nbits: usize,
 }
 
-#[cfg(any(test, feature = "encoders"))]
-// why: a test-only encoder (feature `encoders`, for tests and benches) that never reads file data.
+#[cfg(any(test, feature = "test-util"))]
+// why: a test-only encoder (feature `test-util`, for tests and benches) that never reads file data.
 #[allow(clippy::cast_possible_truncation, clippy::indexing_slicing)]
 impl BitWriter {
     /// An empty writer.

@@ -253,9 +253,9 @@ fn read_xor(r: &mut BitReader<'_>, prev_bits: u64, window: &mut Option<(u32, u32
 }
 
 /// Test-only CAMEL encoder reproducing the C++ writer.
-#[cfg(any(test, feature = "encoders"))]
+#[cfg(any(test, feature = "test-util"))]
 pub mod encode {
-    // why: a test-only encoder (feature `encoders`, for tests and benches) that never reads file data.
+    // why: a test-only encoder (feature `test-util`, for tests and benches) that never reads file data.
     #![allow(clippy::cast_possible_truncation, clippy::indexing_slicing)]
     use super::canonical_bits;
     use crate::encoding::bits::BitWriter;

@@ -205,9 +205,9 @@ fn ring_get<const P: usize>(st: &State<P>, idx: usize, what: &'static str, pos: 
 }
 
 /// Test-only CHIMP encoders that reproduce the C++ writer byte for byte.
-#[cfg(any(test, feature = "encoders"))]
+#[cfg(any(test, feature = "test-util"))]
 pub mod encode {
-    // why: a test-only encoder (feature `encoders`, for tests and benches) that never reads file data.
+    // why: a test-only encoder (feature `test-util`, for tests and benches) that never reads file data.
     #![allow(clippy::cast_possible_truncation, clippy::indexing_slicing)]
     use crate::encoding::bits::BitWriter;
     use crate::encoding::gorilla::{MARKER_32_FLOAT, MARKER_32_INT, MARKER_64_FLOAT, MARKER_64_INT};

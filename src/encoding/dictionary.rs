@@ -101,10 +101,10 @@ pub fn decode_binary_with(data: &[u8], count: usize, out: &mut BinaryValues, opt
     Ok(())
 }
 
-/// Test-only DICTIONARY encoder (feature `encoders`).
-#[cfg(any(test, feature = "encoders"))]
+/// Test-only DICTIONARY encoder (feature `test-util`).
+#[cfg(any(test, feature = "test-util"))]
 pub mod encode {
-    // why: a test-only encoder (feature `encoders`, for tests and benches) that never reads file data.
+    // why: a test-only encoder (feature `test-util`, for tests and benches) that never reads file data.
     #![allow(clippy::cast_possible_truncation, clippy::indexing_slicing)]
     use crate::encoding::plain::encode::varint;
     use crate::encoding::rle;

@@ -344,9 +344,9 @@ fn bad_window(what: &str, lz: u32, sig: u32, w: u32, pos: usize) -> TsFileError 
 
 /// Test-only GORILLA encoders that reproduce the C++ writer byte for byte (end marker plus an
 /// unconditionally written final byte).
-#[cfg(any(test, feature = "encoders"))]
+#[cfg(any(test, feature = "test-util"))]
 pub mod encode {
-    // why: a test-only encoder (feature `encoders`, for tests and benches) that never reads file data.
+    // why: a test-only encoder (feature `test-util`, for tests and benches) that never reads file data.
     #![allow(clippy::cast_possible_truncation, clippy::indexing_slicing)]
     use super::{MARKER_32_FLOAT, MARKER_32_INT, MARKER_64_FLOAT, MARKER_64_INT};
     use crate::encoding::bits::BitWriter;

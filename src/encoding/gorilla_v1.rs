@@ -128,9 +128,9 @@ fn next_word<const W: u32>(r: &mut BitReader<'_>, prev: u64, what: &'static str)
 }
 
 /// Test-only GORILLA_V1 encoders reproducing the Java writer.
-#[cfg(any(test, feature = "encoders"))]
+#[cfg(any(test, feature = "test-util"))]
 pub mod encode {
-    // why: a test-only encoder (feature `encoders`, for tests and benches) that never reads file data.
+    // why: a test-only encoder (feature `test-util`, for tests and benches) that never reads file data.
     #![allow(clippy::cast_possible_truncation, clippy::indexing_slicing)]
     use crate::encoding::bits::BitWriter;
 

@@ -261,10 +261,10 @@ fn decode_binary_upto(data: &[u8], count: usize, skip: usize, stop: usize, out: 
 /// Values up to this many bytes are copied as one fixed-size block.
 const SHORT: usize = 16;
 
-/// Test-only PLAIN encoders (feature `encoders`), the exact inverse of the decoders.
-#[cfg(any(test, feature = "encoders"))]
+/// Test-only PLAIN encoders (feature `test-util`), the exact inverse of the decoders.
+#[cfg(any(test, feature = "test-util"))]
 pub mod encode {
-    // why: a test-only encoder (feature `encoders`, for tests and benches) that never reads file data.
+    // why: a test-only encoder (feature `test-util`, for tests and benches) that never reads file data.
     #![allow(clippy::cast_possible_truncation, clippy::indexing_slicing)]
     /// Append a 32-bit UVarInt (LEB128).
     pub fn uvarint(mut v: u32, out: &mut Vec<u8>) {

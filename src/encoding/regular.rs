@@ -100,10 +100,10 @@ pub fn decode_i64(data: &[u8], count: usize, out: &mut Vec<i64>) -> Result<()> {
     decode(data, count, out, "REGULAR INT64 stream")
 }
 
-/// Test-only REGULAR encoders (feature `encoders`).
-#[cfg(any(test, feature = "encoders"))]
+/// Test-only REGULAR encoders (feature `test-util`).
+#[cfg(any(test, feature = "test-util"))]
 pub mod encode {
-    // why: a test-only encoder (feature `encoders`, for tests and benches) that never reads file data.
+    // why: a test-only encoder (feature `test-util`, for tests and benches) that never reads file data.
     #![allow(clippy::cast_possible_truncation, clippy::indexing_slicing)]
     fn block(header_tail: &[u8], slots: usize, present: Option<&[bool]>) -> Vec<u8> {
         let mut out = Vec::new();

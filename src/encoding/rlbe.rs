@@ -233,9 +233,9 @@ fn read_fibonacci(r: &mut BitReader<'_>, limit: usize, what: &'static str) -> Re
 
 /// Test-only RLBE encoders reproducing the C++ writer (blocks of at most 10 000 values) and,
 /// for FLOAT/DOUBLE, the Java writer's floating-point differences.
-#[cfg(any(test, feature = "encoders"))]
+#[cfg(any(test, feature = "test-util"))]
 pub mod encode {
-    // why: a test-only encoder (feature `encoders`, for tests and benches) that never reads file data.
+    // why: a test-only encoder (feature `test-util`, for tests and benches) that never reads file data.
     #![allow(clippy::cast_possible_truncation, clippy::indexing_slicing)]
     use crate::encoding::bits::BitWriter;
 

@@ -274,9 +274,9 @@ fn block64<const EXACT: bool, T>(first: u64, packed: &[u8], w: u32, out: &mut Ve
 
 /// Test-only SPRINTZ encoders following the C++ writer (FIRE predictor, blocks of 9, RLE or
 /// GORILLA tail); the 64-bit product rule is selectable to model the Java writer too.
-#[cfg(any(test, feature = "encoders"))]
+#[cfg(any(test, feature = "test-util"))]
 pub mod encode {
-    // why: a test-only encoder (feature `encoders`, for tests and benches) that never reads file data.
+    // why: a test-only encoder (feature `test-util`, for tests and benches) that never reads file data.
     #![allow(clippy::cast_possible_truncation, clippy::indexing_slicing)]
     use crate::encoding::bits::BitWriter;
     use crate::encoding::SprintzProduct;

@@ -99,10 +99,10 @@ pub fn decode_i64(data: &[u8], count: usize, out: &mut Vec<i64>) -> Result<()> {
     decode(data, count, out, "ZIGZAG INT64 stream")
 }
 
-/// Test-only ZIGZAG encoders (feature `encoders`): one group per call.
-#[cfg(any(test, feature = "encoders"))]
+/// Test-only ZIGZAG encoders (feature `test-util`): one group per call.
+#[cfg(any(test, feature = "test-util"))]
 pub mod encode {
-    // why: a test-only encoder (feature `encoders`, for tests and benches) that never reads file data.
+    // why: a test-only encoder (feature `test-util`, for tests and benches) that never reads file data.
     #![allow(clippy::cast_possible_truncation, clippy::indexing_slicing)]
     use crate::encoding::plain::encode::uvarint;
 
