@@ -193,8 +193,9 @@ impl ExecutionPlan for StatisticsAggregateExec {
         let fallbacks = MetricBuilder::new(&self.metrics).counter("fallback_partitions", partition);
         let out_schema = schema.clone();
         let metrics = self.metrics.clone();
+        let partitions = self.properties.partitioning.partition_count();
         let stream = futures::stream::once(async move {
-            let answer = answers.get_or_try_init(|| answer_all(query, store, out_schema, metrics)).await?;
+            let answer = answers.get_or_try_init(|| answer_all(query, store, out_schema, metrics, partitions)).await?;
             match answer {
                 Some(batches) => {
                     let batch = batches
@@ -264,19 +265,25 @@ impl UnitMetrics {
     }
 }
 
-/// The output of every partition, or `None` when statistics cannot decide. Partitions are
-/// computed concurrently.
+/// The output of every one of the node's `partitions`, or `None` when statistics cannot
+/// decide. Partitions are computed concurrently. There may be more partitions than file
+/// groups (a round-robin repartition between the scan and a partial aggregation spreads one
+/// scan partition over several): those hold no files, so their partial states are empty.
 async fn answer_all(
     q: Arc<StatisticsQuery>,
     store: Arc<dyn ObjectStore>,
     schema: SchemaRef,
     metrics: ExecutionPlanMetricsSet,
+    partitions: usize,
 ) -> Result<Option<Vec<RecordBatch>>> {
-    let tasks = (0..q.file_groups.len()).map(|p| {
+    if q.file_groups.len() > partitions {
+        return Ok(None);
+    }
+    let tasks = (0..partitions).map(|p| {
         let (q, store, schema, metrics) = (q.clone(), store.clone(), schema.clone(), metrics.clone());
         tokio::spawn(async move { answer(&q, &store, p, &schema, &UnitMetrics::new(&metrics, p)).await })
     });
-    let mut out = Vec::with_capacity(q.file_groups.len());
+    let mut out = Vec::with_capacity(partitions);
     for r in futures::future::join_all(tasks).await {
         match r.map_err(|e| DataFusionError::External(Box::new(e)))?? {
             Some(b) => out.push(b),

@@ -23,7 +23,8 @@ use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::physical_plan::aggregates::{AggregateExec, AggregateMode};
 use datafusion::physical_plan::filter::FilterExec;
 use datafusion::physical_plan::projection::ProjectionExprs;
-use datafusion::physical_plan::{ExecutionPlan, InputOrderMode, PhysicalExpr};
+use datafusion::physical_plan::repartition::RepartitionExec;
+use datafusion::physical_plan::{ExecutionPlan, InputOrderMode, Partitioning, PhysicalExpr};
 
 use super::exec::{StatisticsAggregateExec, StatisticsQuery};
 use super::{AggSpec, Arg, Func, GroupCol};
@@ -84,9 +85,11 @@ fn rewrite(node: &Arc<dyn ExecutionPlan>) -> Option<Arc<dyn ExecutionPlan>> {
     {
         return None;
     }
-    // The aggregation reads the scan, maybe through a filter on time and TAG columns.
-    let filter = agg.input().downcast_ref::<FilterExec>();
-    let scan_node = filter.map_or(agg.input(), |f| f.input());
+    // The aggregation reads the scan, maybe through a filter on time and TAG columns, and a
+    // partial one maybe through a round-robin repartition above or below that filter.
+    let input = skip_round_robin(agg.input(), partial);
+    let filter = input.downcast_ref::<FilterExec>();
+    let scan_node = skip_round_robin(filter.map_or(input, |f| f.input()), partial);
     let scan = scan_node.downcast_ref::<DataSourceExec>()?;
     let (config, source) = scan.downcast_to_file_source::<TsFileSource>()?;
     if config.limit.is_some() || source.options().disable_statistics_aggregates {
@@ -140,6 +143,16 @@ fn rewrite(node: &Arc<dyn ExecutionPlan>) -> Option<Arc<dyn ExecutionPlan>> {
         cache: source.cache().clone(),
     };
     Some(Arc::new(StatisticsAggregateExec::new(query, node.clone())))
+}
+
+/// The input of `plan` when it is a round-robin repartition under a partial aggregation
+/// (`partial`), else `plan`. Spreading batches over partitions changes no partial answer
+/// that the final aggregation merges.
+fn skip_round_robin(plan: &Arc<dyn ExecutionPlan>, partial: bool) -> &Arc<dyn ExecutionPlan> {
+    match plan.downcast_ref::<RepartitionExec>() {
+        Some(r) if partial && matches!(r.partitioning(), Partitioning::RoundRobinBatch(_)) => r.input(),
+        _ => plan,
+    }
 }
 
 /// Columns of the scan's output traced back to the table: the scan may compute
