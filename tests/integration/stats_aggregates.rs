@@ -285,3 +285,34 @@ fn test_statistics_aggregates_not_taken_where_rows_are_filtered_or_values_needed
         assert!(!uses_statistics(&run(&c, &sql.replace(" w", " w_off")).await.1));
     });
 }
+
+/// A GROUP BY column that the filter fixes (`device = '…'`) makes DataFusion plan a sorted
+/// aggregation; it is answered from statistics too, in the order the plan promises, with one
+/// partition and with a round-robin repartition spreading the file over two.
+#[test]
+fn test_statistics_aggregates_sorted_groups_fixed_by_the_filter() {
+    let path = repo_path("data/sample.tsfile");
+    let path = path.to_str().unwrap();
+    block_on(async {
+        for partitions in [1, 2] {
+            let c = ctx(partitions);
+            register_tsfile(&c, "w", &[path], TsFileReadOptions::default()).await.unwrap();
+            register_tsfile(&c, "w_off", &[path], TsFileReadOptions::default().with_statistics_aggregates(false)).await.unwrap();
+            for sql in [
+                "SELECT device, max(time), last_value(temperature ORDER BY time), count(*) FROM w \
+                 WHERE device = 'ws-central-0-0' GROUP BY device",
+                "SELECT device, date_bin(interval '1 day', time) AS b, count(*), min(humidity), max(time) FROM w \
+                 WHERE device = 'ws-central-0-0' GROUP BY device, b ORDER BY device, b",
+                "SELECT region, device, count(*), sum(energy_wh) FROM w WHERE region = 'north' AND device LIKE 'ws-north-1%' \
+                 GROUP BY region, device ORDER BY device",
+            ] {
+                let (b, plan) = run(&c, sql).await;
+                let (decoded, _) = run(&c, &sql.replace("FROM w ", "FROM w_off ")).await;
+                assert!(uses_statistics(&plan), "{sql}:\n{}", displayable(plan.as_ref()).indent(true));
+                assert_eq!(plan_metric(&plan, "fallback_partitions"), 0, "{sql}");
+                assert!(count_rows(&b) > 0, "{sql}");
+                assert_eq!(values(&b), values(&decoded), "{sql} ({partitions} partitions)");
+            }
+        }
+    });
+}

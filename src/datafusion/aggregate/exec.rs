@@ -26,7 +26,9 @@ use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{DataFusionError, Result, ScalarValue};
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::physical_expr::LexOrdering;
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
+use datafusion::physical_plan::sorts::sort::sort_batch;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PhysicalExpr, PlanProperties};
 use futures::{StreamExt, TryStreamExt};
@@ -193,9 +195,12 @@ impl ExecutionPlan for StatisticsAggregateExec {
         let fallbacks = MetricBuilder::new(&self.metrics).counter("fallback_partitions", partition);
         let out_schema = schema.clone();
         let metrics = self.metrics.clone();
-        let partitions = self.properties.partitioning.partition_count();
+        let layout = Layout {
+            partitions: self.properties.partitioning.partition_count(),
+            ordering: self.properties.output_ordering().cloned(),
+        };
         let stream = futures::stream::once(async move {
-            let answer = answers.get_or_try_init(|| answer_all(query, store, out_schema, metrics, partitions)).await?;
+            let answer = answers.get_or_try_init(|| answer_all(query, store, out_schema, metrics, layout)).await?;
             match answer {
                 Some(batches) => {
                     let batch = batches
@@ -265,17 +270,27 @@ impl UnitMetrics {
     }
 }
 
-/// The output of every one of the node's `partitions`, or `None` when statistics cannot
-/// decide. Partitions are computed concurrently. There may be more partitions than file
-/// groups (a round-robin repartition between the scan and a partial aggregation spreads one
-/// scan partition over several): those hold no files, so their partial states are empty.
+/// The output layout the replaced aggregation promises (and this node with it).
+struct Layout {
+    /// Output partitions. There may be more than file groups (a round-robin repartition
+    /// between the scan and a partial aggregation spreads one scan partition over several):
+    /// those hold no files, so their partial states are empty.
+    partitions: usize,
+    /// The order of each partition's rows: a sorted aggregation (a GROUP BY column that the
+    /// filter makes constant, or one the input is ordered by) emits its groups in this order.
+    ordering: Option<LexOrdering>,
+}
+
+/// The output of every partition of `layout`, or `None` when statistics cannot decide.
+/// Partitions are computed concurrently.
 async fn answer_all(
     q: Arc<StatisticsQuery>,
     store: Arc<dyn ObjectStore>,
     schema: SchemaRef,
     metrics: ExecutionPlanMetricsSet,
-    partitions: usize,
+    layout: Layout,
 ) -> Result<Option<Vec<RecordBatch>>> {
+    let partitions = layout.partitions;
     if q.file_groups.len() > partitions {
         return Ok(None);
     }
@@ -286,7 +301,10 @@ async fn answer_all(
     let mut out = Vec::with_capacity(partitions);
     for r in futures::future::join_all(tasks).await {
         match r.map_err(|e| DataFusionError::External(Box::new(e)))?? {
-            Some(b) => out.push(b),
+            Some(b) => out.push(match &layout.ordering {
+                Some(ordering) => sort_batch(&b, ordering, None)?,
+                None => b,
+            }),
             None => return Ok(None),
         }
     }

@@ -24,7 +24,7 @@ use datafusion::physical_plan::aggregates::{AggregateExec, AggregateMode};
 use datafusion::physical_plan::filter::FilterExec;
 use datafusion::physical_plan::projection::ProjectionExprs;
 use datafusion::physical_plan::repartition::RepartitionExec;
-use datafusion::physical_plan::{ExecutionPlan, InputOrderMode, Partitioning, PhysicalExpr};
+use datafusion::physical_plan::{ExecutionPlan, Partitioning, PhysicalExpr};
 
 use super::exec::{StatisticsAggregateExec, StatisticsQuery};
 use super::{AggSpec, Arg, Func, GroupCol};
@@ -78,11 +78,9 @@ fn rewrite(node: &Arc<dyn ExecutionPlan>) -> Option<Arc<dyn ExecutionPlan>> {
         AggregateMode::Single => false,
         _ => return None,
     };
-    if !agg.group_expr().is_single()
-        || agg.limit_options().is_some()
-        || agg.filter_expr().iter().any(Option::is_some)
-        || *agg.input_order_mode() != InputOrderMode::Linear
-    {
+    // A sorted aggregation (InputOrderMode other than Linear) is taken too: the node sorts
+    // each partition's answer by the output ordering the aggregation promises.
+    if !agg.group_expr().is_single() || agg.limit_options().is_some() || agg.filter_expr().iter().any(Option::is_some) {
         return None;
     }
     // The aggregation reads the scan, maybe through a filter on time and TAG columns, and a
