@@ -217,8 +217,9 @@ impl Default for ColumnAcc {
 
 impl ColumnAcc {
     /// Merge one device of `n` rows: its bounds `st` and its exact min/max `exact` (equal to
-    /// the bounds except where the bounds are not attained, e.g. a float zero or NaN).
-    fn add(&mut self, st: ColumnStat, exact: (Option<ScalarValue>, Option<ScalarValue>), n: u64) {
+    /// the bounds except where the bounds are not attained, e.g. a float zero or NaN; `None`
+    /// when they are the bounds).
+    fn add(&mut self, st: ColumnStat, exact: Option<(Option<ScalarValue>, Option<ScalarValue>)>, n: u64) {
         self.nulls += st.nulls.unwrap_or(0);
         if st.nulls == Some(n) {
             return;
@@ -228,7 +229,10 @@ impl ColumnAcc {
             return;
         };
         // `ScalarValue` equality compares floats by bits, so -0.0 is not +0.0 here.
-        let (lo_exact, hi_exact) = (exact.0.as_ref() == Some(&lo), exact.1.as_ref() == Some(&hi));
+        let (lo_exact, hi_exact) = match &exact {
+            None => (true, true),
+            Some((l, h)) => (l.as_ref() == Some(&lo), h.as_ref() == Some(&hi)),
+        };
         if !merge_bound(&mut self.lo, &mut self.lo_exact, lo, lo_exact, Ordering::Less)
             || !merge_bound(&mut self.hi, &mut self.hi_exact, hi, hi_exact, Ordering::Greater)
         {
@@ -270,25 +274,18 @@ pub fn file_statistics(meta: &FileMeta, table: &str, schema: &Schema) -> crate::
         rows += n;
         for ((role, field), a) in roles.iter().zip(schema.fields()).zip(acc.iter_mut()) {
             let ty = field.data_type();
-            let (st, exact): (ColumnStat, (Option<ScalarValue>, Option<ScalarValue>)) = match role {
-                ColumnRole::Time => {
-                    let st = time_column_stat(&d.time.statistics, ty);
-                    let exact = (st.min.clone(), st.max.clone());
-                    (st, exact)
-                }
-                ColumnRole::Tag(i) => {
-                    let st = tag_column_stat(d.device.segment(*i), n);
-                    let exact = (st.min.clone(), st.max.clone());
-                    (st, exact)
-                }
+            let (st, exact): (ColumnStat, Option<(Option<ScalarValue>, Option<ScalarValue>)>) = match role {
+                // Time and tag bounds are attained: exact.
+                ColumnRole::Time => (time_column_stat(&d.time.statistics, ty), None),
+                ColumnRole::Tag(i) => (tag_column_stat(d.device.segment(*i), n), None),
                 ColumnRole::Attribute | ColumnRole::Missing => {
-                    (ColumnStat { min: None, max: None, nulls: Some(n) }, (None, None))
+                    (ColumnStat { min: None, max: None, nulls: Some(n) }, Some((None, None)))
                 }
                 ColumnRole::Field(name) => {
                     let lossy = lossy.contains(name.as_str());
                     let s = d.fields.get(name).map(|s| without_lossy_values(&s.statistics, lossy));
                     let s = s.as_deref();
-                    (value_column_stat(s, n, ty), s.map_or((None, None), |s| value_exact_min_max(s, ty)))
+                    (value_column_stat(s, n, ty), Some(s.map_or((None, None), |s| value_exact_min_max(s, ty))))
                 }
             };
             a.add(st, exact, n);

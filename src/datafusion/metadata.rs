@@ -71,11 +71,13 @@ impl FileMeta {
     /// size; this bound lets all chunks of a device be fetched before any is parsed.
     pub fn chunk_end(&self, offset: u64) -> Result<u64> {
         let starts = self.chunk_starts.get_or_init(|| {
-            let mut v = Vec::new();
-            let devices = self.reader.all_devices().map_err(|e| e.to_string())?;
-            for d in devices {
-                for s in self.reader.series(&d).map_err(|e| e.to_string())? {
-                    v.extend(s.chunks.iter().map(|c| c.offset));
+            let mut v = self.table_chunk_starts().unwrap_or_default();
+            if v.is_empty() {
+                let devices = self.reader.all_devices().map_err(|e| e.to_string())?;
+                for d in devices {
+                    for s in self.reader.series(&d).map_err(|e| e.to_string())? {
+                        v.extend(s.chunks.iter().map(|c| c.offset));
+                    }
                 }
             }
             v.push(self.reader.metadata().meta_offset);
@@ -89,6 +91,27 @@ impl FileMeta {
             .get(i)
             .copied()
             .ok_or_else(|| TsFileError::corrupt("chunk metadata", Some(offset), "chunk offset at or past the data section end"))
+    }
+
+    /// Chunk offsets of every series from the per-table views (parsed once and shared with
+    /// the scans), when every device of the file belongs to a table-model table; `None`
+    /// (walk the index instead) for a file with tree-model devices or a table that fails to
+    /// load.
+    fn table_chunk_starts(&self) -> Option<Vec<u64>> {
+        if !self.tree_keys().is_empty() {
+            return None;
+        }
+        let mut v = Vec::new();
+        for name in self.table_names() {
+            let t = self.table(&name).ok()?;
+            for d in &t.devices {
+                v.extend(d.time.chunks.iter().map(|c| c.offset));
+                for s in d.fields.values() {
+                    v.extend(s.chunks.iter().map(|c| c.offset));
+                }
+            }
+        }
+        Some(v)
     }
 
     /// Names of the tables with schemas.
