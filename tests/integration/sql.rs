@@ -108,7 +108,8 @@ pub(crate) fn metric(plan: &Arc<dyn ExecutionPlan>, name: &str) -> usize {
     metric_of(plan, name, |p| p.name() == "DataSourceExec")
 }
 
-/// Sum of metric `name` over the nodes of `plan` that `pick` selects.
+/// Sum of metric `name` over the nodes of `plan` that `pick` selects, including the plan a
+/// `StatisticsAggregateExec` ran as its fallback (not a child of it).
 pub(crate) fn metric_of(plan: &Arc<dyn ExecutionPlan>, name: &str, pick: impl Fn(&dyn ExecutionPlan) -> bool) -> usize {
     struct V<'a, F>(&'a str, usize, F);
     impl<F: Fn(&dyn ExecutionPlan) -> bool> ExecutionPlanVisitor for V<'_, F> {
@@ -118,6 +119,9 @@ pub(crate) fn metric_of(plan: &Arc<dyn ExecutionPlan>, name: &str, pick: impl Fn
                 if let Some(m) = plan.metrics() {
                     self.1 += m.sum_by_name(self.0).map(|v| v.as_usize()).unwrap_or(0);
                 }
+            }
+            if let Some(s) = plan.downcast_ref::<datafusion_tsfile::datafusion::StatisticsAggregateExec>() {
+                datafusion::physical_plan::accept(s.fallback().as_ref(), self)?;
             }
             Ok(true)
         }
