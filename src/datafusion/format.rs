@@ -187,6 +187,9 @@ fn merge_schemas(schemas: &[(SchemaRef, String)]) -> Result<SchemaRef> {
     Ok(Arc::new(Schema::new(fields)))
 }
 
+/// A unit's exact minimum and maximum (`None` where unknown).
+type ExactMinMax = (Option<ScalarValue>, Option<ScalarValue>);
+
 /// One column's file-level min/max while the devices are merged: the running bounds, whether
 /// each is the exact answer, and whether every device with values gave bounds.
 ///
@@ -219,7 +222,7 @@ impl ColumnAcc {
     /// Merge one device of `n` rows: its bounds `st` and its exact min/max `exact` (equal to
     /// the bounds except where the bounds are not attained, e.g. a float zero or NaN; `None`
     /// when they are the bounds).
-    fn add(&mut self, st: ColumnStat, exact: Option<(Option<ScalarValue>, Option<ScalarValue>)>, n: u64) {
+    fn add(&mut self, st: ColumnStat, exact: Option<ExactMinMax>, n: u64) {
         self.nulls += st.nulls.unwrap_or(0);
         if st.nulls == Some(n) {
             return;
@@ -274,7 +277,7 @@ pub fn file_statistics(meta: &FileMeta, table: &str, schema: &Schema) -> crate::
         rows += n;
         for ((role, field), a) in roles.iter().zip(schema.fields()).zip(acc.iter_mut()) {
             let ty = field.data_type();
-            let (st, exact): (ColumnStat, Option<(Option<ScalarValue>, Option<ScalarValue>)>) = match role {
+            let (st, exact): (ColumnStat, Option<ExactMinMax>) = match role {
                 // Time and tag bounds are attained: exact.
                 ColumnRole::Time => (time_column_stat(&d.time.statistics, ty), None),
                 ColumnRole::Tag(i) => (tag_column_stat(d.device.segment(*i), n), None),
