@@ -13,6 +13,7 @@ mod inspect;
 mod keys;
 mod size;
 mod sql;
+mod stores;
 
 use std::process::ExitCode;
 

@@ -25,7 +25,7 @@ use datafusion_cli::pool_type::PoolType;
 use datafusion_cli::print_format::PrintFormat;
 use datafusion_cli::print_options::{MaxRows, PrintOptions};
 use datafusion_cli::{exec, DATAFUSION_CLI_VERSION};
-use datafusion_tsfile::datafusion::{register_tsfile_format, TsFileMetadataFunc};
+use datafusion_tsfile::datafusion::register_tsfile_format;
 
 use crate::size::parse_size;
 
@@ -142,7 +142,7 @@ pub fn session(
     let ctx = SessionContext::new_with_config_rt(config, runtime).enable_url_table();
     register_tsfile_format(&ctx)?;
     ctx.register_catalog_list(Arc::new(DynamicObjectStoreCatalog::new(ctx.state().catalog_list().clone(), ctx.state_weak_ref())));
-    ctx.register_udtf("tsfile_metadata", Arc::new(TsFileMetadataFunc));
+    ctx.register_udtf("tsfile_metadata", Arc::new(crate::stores::StoreAwareMetadataFunc));
     ctx.register_udtf("parquet_metadata", Arc::new(ParquetMetadataFunc {}));
     let cache = ctx.task_ctx().runtime_env().cache_manager.clone();
     ctx.register_udtf("metadata_cache", Arc::new(MetadataCacheFunc::new(cache.clone())));

@@ -70,13 +70,35 @@ impl FileFormatFactory for TsFileFormatFactory {
             let defaults: HashMap<String, String> = session.values().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
             options = options.apply(&defaults).map_err(df_err)?;
         }
-        let options = options.apply(format_options).map_err(df_err)?;
+        let options = options.apply(&own_options(state, format_options)?).map_err(df_err)?;
         Ok(Arc::new(TsFileFormat { options, cache: self.cache.clone() }))
     }
 
     fn default(&self) -> Arc<dyn FileFormat> {
         Arc::new(TsFileFormat { options: self.options.clone(), cache: self.cache.clone() })
     }
+}
+
+/// The statement's options that are TsFile's: those in another namespace the session knows
+/// (object-store settings such as `aws.*` or `gcp.*`, which datafusion-cli registers for the
+/// location's scheme and uses to build the store) are checked by that namespace, as
+/// DataFusion's own formats do, and left to it. Everything else is TsFile's (bare,
+/// `format.` or `tsfile.`), so an unknown key is still an error.
+fn own_options(state: &dyn Session, format_options: &HashMap<String, String>) -> Result<HashMap<String, String>> {
+    let mut others = state.default_table_options();
+    let mut own = HashMap::new();
+    for (key, value) in format_options {
+        let namespace = key.split_once('.').map(|(prefix, _)| prefix.to_ascii_lowercase());
+        let foreign = namespace
+            .as_deref()
+            .is_some_and(|ns| ns != "format" && ns != "tsfile" && others.extensions.iter().any(|(prefix, _)| prefix == ns));
+        if foreign {
+            others.set(key, value)?;
+        } else {
+            own.insert(key.clone(), value.clone());
+        }
+    }
+    Ok(own)
 }
 
 impl GetExt for TsFileFormatFactory {
@@ -431,5 +453,64 @@ mod tests {
         let b = schema(&[("time", DataType::Int64), ("x", DataType::Int64)]);
         let e = merge_schemas(&[(a, "a.tsfile".into()), (b, "b.tsfile".into())]).unwrap_err().to_string();
         assert!(e.contains("'x'") && e.contains("a.tsfile") && e.contains("b.tsfile"), "{e}");
+    }
+
+    /// Stands for an object store's table options, keyed as datafusion-cli's `aws.*` are:
+    /// `set` gets the whole key, prefix included.
+    #[derive(Debug, Clone, Default)]
+    struct StoreOptions {
+        access_key_id: Option<String>,
+    }
+
+    impl datafusion::common::config::ConfigExtension for StoreOptions {
+        const PREFIX: &'static str = "store";
+    }
+
+    impl datafusion::common::config::ExtensionOptions for StoreOptions {
+        fn as_any(&self) -> &dyn std::any::Any {
+            self
+        }
+        fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+            self
+        }
+        fn cloned(&self) -> Box<dyn datafusion::common::config::ExtensionOptions> {
+            Box::new(self.clone())
+        }
+        fn set(&mut self, key: &str, value: &str) -> Result<()> {
+            match key {
+                "store.access_key_id" => self.access_key_id = Some(value.to_string()),
+                _ => return Err(DataFusionError::Configuration(format!("no store option {key}"))),
+            }
+            Ok(())
+        }
+        fn entries(&self) -> Vec<datafusion::common::config::ConfigEntry> {
+            Vec::new()
+        }
+    }
+
+    fn create(options: &[(&str, &str)]) -> Result<TsFileReadOptions> {
+        use datafusion::execution::SessionStateBuilder;
+        let mut state = SessionStateBuilder::new().build();
+        state.table_options_mut().extensions.insert(StoreOptions::default());
+        let options = options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let format = TsFileFormatFactory::new().create(&state, &options)?;
+        let format = (format.as_ref() as &dyn std::any::Any).downcast_ref::<TsFileFormat>().cloned();
+        format.map(|f| f.options).ok_or_else(|| DataFusionError::Internal("not a TsFileFormat".into()))
+    }
+
+    #[test]
+    fn test_options_of_other_namespaces_are_checked_there_and_left_out() {
+        let options = create(&[("store.access_key_id", "AKIA"), ("tsfile.table", "weather"), ("time_unit", "us")]).unwrap();
+        let pairs = options.to_pairs();
+        assert!(pairs.contains(&("table".to_string(), "weather".to_string())), "{pairs:?}");
+        assert!(pairs.iter().all(|(k, v)| !k.contains("access") && v != "AKIA"), "{pairs:?}");
+        // A misspelt key of the other namespace is that namespace's error.
+        let e = create(&[("store.acess_key_id", "AKIA")]).unwrap_err().to_string();
+        assert!(e.contains("acess_key_id"), "{e}");
+        // A namespace the session does not know is still an unknown TsFile option.
+        let e = create(&[("aws.access_key_id", "AKIA")]).unwrap_err().to_string();
+        assert!(e.contains("unknown TsFile option 'aws.access_key_id'"), "{e}");
+        let e = create(&[("tsfile.colour", "red")]).unwrap_err().to_string();
+        assert!(e.contains("unknown TsFile option 'colour'"), "{e}");
     }
 }

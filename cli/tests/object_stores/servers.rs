@@ -1,0 +1,86 @@
+//! The real servers the object-store tests run against, started once per test process:
+//! `tools/test-servers/serve.py` (moto's S3 API and a Range-aware HTTP server) on 127.0.0.1,
+//! from a Python venv it creates on first use (`target/test-venv`, or `TSFILE_TEST_VENV`).
+//! The server exits when this process does (it serves until its standard input closes).
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+
+use super::super::root;
+
+/// The running servers' base URLs.
+pub struct Servers {
+    /// moto's S3 endpoint (`http://127.0.0.1:port`); bucket `iot` exists.
+    pub s3: String,
+    /// The HTTP server over `data/` (`http://127.0.0.1:port`).
+    pub http: String,
+    /// Held so its standard input stays open while this process lives.
+    _child: Mutex<Child>,
+}
+
+/// The servers, started on first use.
+pub fn servers() -> &'static Servers {
+    static SERVERS: OnceLock<Servers> = OnceLock::new();
+    SERVERS.get_or_init(start)
+}
+
+fn venv() -> PathBuf {
+    std::env::var_os("TSFILE_TEST_VENV").map(PathBuf::from).unwrap_or_else(|| root().join("target/test-venv"))
+}
+
+fn run(cmd: &mut Command, what: &str) {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: cannot run: {e}"));
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n{}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Create the venv and install `requirements.txt` unless the venv already holds exactly
+/// these requirements (a copy is kept next to it as the stamp).
+fn ensure_venv(venv: &Path) -> PathBuf {
+    let requirements = root().join("tools/test-servers/requirements.txt");
+    let wanted = std::fs::read_to_string(&requirements).unwrap();
+    let stamp = venv.join("requirements.installed");
+    let python = venv.join("bin/python");
+    if python.is_file() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(wanted.as_str()) {
+        return python;
+    }
+    let system_python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_string());
+    run(Command::new(&system_python).args(["-m", "venv"]).arg(venv), "creating the test venv (python3 -m venv)");
+    run(
+        Command::new(&python).args(["-m", "pip", "install", "-q", "-r"]).arg(&requirements),
+        "installing tools/test-servers/requirements.txt",
+    );
+    std::fs::write(&stamp, wanted).unwrap();
+    python
+}
+
+fn start() -> Servers {
+    let python = ensure_venv(&venv());
+    let mut child = Command::new(python)
+        .arg(root().join("tools/test-servers/serve.py"))
+        .arg("--http-root")
+        .arg(root().join("data"))
+        .args(["--bucket", "iot"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start tools/test-servers/serve.py: {e}"));
+    let stdout = child.stdout.take().unwrap();
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line).unwrap();
+    let urls: serde_json::Value =
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("serve.py did not start ({e}): {line:?}"));
+    Servers {
+        s3: urls["s3"].as_str().unwrap().to_string(),
+        http: urls["http"].as_str().unwrap().to_string(),
+        _child: Mutex::new(child),
+    }
+}

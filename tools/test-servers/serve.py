@@ -1,0 +1,113 @@
+"""Object-store servers for the tests, on 127.0.0.1.
+
+Starts, in one process:
+
+* an S3-compatible server (moto in server mode) with the buckets named by ``--bucket``
+  (empty: tests put their objects; moto accepts any credentials);
+* an HTTP server answering ``Range`` requests for the files under ``--http-root``, with two
+  misbehaving paths for fault tests: ``/no-range/<path>`` answers every request with the
+  whole file (status 200, ``Range`` ignored) and ``/cut/<path>`` announces the whole length
+  but closes the connection halfway through the body.
+
+When both listen, prints one JSON line ``{"s3": "http://127.0.0.1:…", "http": "http://…"}``
+and serves until its standard input is closed (the test process that started it exited),
+then stops. By hand::
+
+    python3 -m venv target/test-venv
+    target/test-venv/bin/pip install -r tools/test-servers/requirements.txt
+    target/test-venv/bin/python tools/test-servers/serve.py --http-root tests/data
+"""
+
+import argparse
+import json
+import logging
+import os
+import sys
+import threading
+from functools import partial
+from http.server import ThreadingHTTPServer
+
+from moto.server import ThreadedMotoServer
+from RangeHTTPServer import RangeRequestHandler
+
+
+class Handler(RangeRequestHandler):
+    """Range-aware static files, plus the two fault paths."""
+
+    def log_message(self, format, *args):  # noqa: A002 - the base class's name
+        pass
+
+    def _fault_file(self, prefix):
+        rel = self.path[len(prefix):].split("?", 1)[0].lstrip("/")
+        path = os.path.realpath(os.path.join(self.directory, rel))
+        root = os.path.realpath(self.directory)
+        if not path.startswith(root + os.sep) or not os.path.isfile(path):
+            self.send_error(404)
+            return None
+        with open(path, "rb") as f:
+            return f.read()
+
+    def _serve_fault(self, head_only):
+        for prefix, cut in (("/no-range/", False), ("/cut/", True)):
+            if self.path.startswith(prefix):
+                data = self._fault_file(prefix)
+                if data is None:
+                    return True
+                self.send_response(200)
+                self.send_header("Content-Type", "application/octet-stream")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                if not head_only:
+                    self.wfile.write(data[: len(data) // 2] if cut else data)
+                    self.wfile.flush()
+                if cut:
+                    self.close_connection = True
+                return True
+        return False
+
+    def do_GET(self):
+        if not self._serve_fault(head_only=False):
+            super().do_GET()
+
+    def do_HEAD(self):
+        if not self._serve_fault(head_only=True):
+            super().do_HEAD()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--http-root", required=True, help="directory the HTTP server serves")
+    parser.add_argument("--bucket", action="append", default=[], help="an S3 bucket to create (repeatable)")
+    args = parser.parse_args()
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    s3 = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    s3.start()
+    s3_host, s3_port = s3.get_host_and_port()
+    if args.bucket:
+        import boto3
+
+        client = boto3.client(
+            "s3",
+            endpoint_url=f"http://{s3_host}:{s3_port}",
+            aws_access_key_id="test",
+            aws_secret_access_key="test",
+            region_name="us-east-1",
+        )
+        for bucket in args.bucket:
+            client.create_bucket(Bucket=bucket)
+
+    handler = partial(Handler, directory=os.path.abspath(args.http_root))
+    http = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    http.daemon_threads = True
+    threading.Thread(target=http.serve_forever, daemon=True).start()
+
+    print(json.dumps({"s3": f"http://{s3_host}:{s3_port}", "http": f"http://127.0.0.1:{http.server_port}"}), flush=True)
+    # Serve until the parent closes our standard input (or exits).
+    sys.stdin.read()
+    http.shutdown()
+    s3.stop()
+
+
+if __name__ == "__main__":
+    main()
