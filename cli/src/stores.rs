@@ -18,14 +18,14 @@ use datafusion_cli::object_storage::{
     get_cos_object_store_builder, get_gcs_object_store_builder, get_oss_object_store_builder, get_s3_object_store_builder,
     AwsOptions, GcpOptions,
 };
-use datafusion_tsfile::datafusion::TsFileMetadataFunc;
+use datafusion_tsfile::datafusion::{parse_location, TsFileMetadataFunc};
 use object_store::http::HttpBuilder;
 use object_store::{ClientOptions, ObjectStore};
 
 /// The store of `location` (a path, directory, glob or URL): the session's if it has one,
 /// else one built for the URL's scheme and registered in the session's runtime.
 pub async fn ensure_store(state: &dyn Session, location: &str) -> Result<(ListingTableUrl, Arc<dyn ObjectStore>)> {
-    let url = ListingTableUrl::parse(location)?;
+    let url = parse_location(location)?;
     let runtime = state.runtime_env();
     if let Ok(store) = runtime.object_store(&url) {
         return Ok((url, store));

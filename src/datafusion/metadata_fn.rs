@@ -32,7 +32,6 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use async_trait::async_trait;
 use datafusion::catalog::{Session, TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::common::{plan_err, DataFusionError, Result, ScalarValue};
-use datafusion::datasource::listing::ListingTableUrl;
 use datafusion::datasource::memory::MemorySourceConfig;
 use datafusion::logical_expr::{Expr, TableType};
 use datafusion::physical_plan::ExecutionPlan;
@@ -41,6 +40,7 @@ use object_store::{ObjectMeta, ObjectStore};
 
 use crate::datafusion::errors::{df_err, url_file_name};
 use crate::datafusion::format::TSFILE_EXTENSION;
+use crate::datafusion::location::parse_location;
 use crate::format::{ChunkHeader, Compression, Encoding, Statistics, TimeseriesMetadata, TsDataType, ValueStatistics};
 use crate::io::{fetch_ranges, open_object, RangeSource};
 
@@ -112,7 +112,7 @@ impl TableProvider for TsFileMetadataTable {
         _filters: &[Expr],
         _limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let url = ListingTableUrl::parse(&self.path)?;
+        let url = parse_location(&self.path)?;
         let store = state.runtime_env().object_store(&url)?;
         let mut files: Vec<ObjectMeta> = url.list_all_files(state, store.as_ref(), TSFILE_EXTENSION).await?.try_collect().await?;
         if files.is_empty() {

@@ -28,6 +28,7 @@ mod aggregate;
 mod errors;
 mod file_scan;
 mod format;
+mod location;
 mod metadata;
 mod metadata_fn;
 mod metrics;
@@ -46,6 +47,7 @@ mod tree_scan;
 
 pub use aggregate::{StatisticsAggregateExec, TsFileStatisticsAggregate};
 pub use format::{TsFileFormat, TsFileFormatFactory, TSFILE_EXTENSION};
+pub use location::parse_location;
 pub use metadata::{MetadataCache, DEFAULT_METADATA_CACHE_BYTES};
 pub use metadata_fn::{TsFileMetadataFunc, TsFileMetadataTable};
 pub use metrics::TsFileScanMetrics;

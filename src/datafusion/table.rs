@@ -27,6 +27,7 @@ use datafusion::prelude::SessionContext;
 use crate::datafusion::aggregate::TsFileStatisticsAggregate;
 use crate::datafusion::errors::df_err;
 use crate::datafusion::format::{TsFileFormat, TsFileFormatFactory, TSFILE_EXTENSION};
+use crate::datafusion::location::parse_location;
 use crate::datafusion::metadata::MetadataCache;
 use crate::datafusion::options::TsFileReadOptions;
 use crate::datafusion::session_options::TsFileSessionOptions;
@@ -124,7 +125,7 @@ impl TsFileTable {
             return Err(DataFusionError::Plan("a TsFile table needs at least one path".into()));
         }
         let scope = TableReference::bare(format!("tsfile table {}", options.table.as_deref().unwrap_or("(the only one)")));
-        paths.iter().map(|p| Ok(ListingTableUrl::parse(p)?.with_table_ref(scope.clone()))).collect()
+        paths.iter().map(|p| Ok(parse_location(p)?.with_table_ref(scope.clone()))).collect()
     }
 
     fn listing(format: Arc<TsFileFormat>, partition_cols: &[(String, DataType)]) -> ListingOptions {
@@ -214,7 +215,7 @@ impl TableProviderFactory for TsFileTableFactory {
         if names.is_empty() && state.config_options().execution.listing_table_factory_infer_partitions {
             if let Some(first) = paths.first() {
                 let listing = ListingOptions::new(format).with_file_extension(format!(".{TSFILE_EXTENSION}"));
-                names = listing.infer_partitions(state, &ListingTableUrl::parse(first)?).await?;
+                names = listing.infer_partitions(state, &parse_location(first)?).await?;
             }
         }
         let parts = names.into_iter().map(|n| (n, partition_type())).collect();
@@ -246,7 +247,7 @@ pub async fn register_tsfile_schema(
 ) -> Result<Vec<String>> {
     register_tsfile_format(ctx)?;
     let state = ctx.state();
-    let url = ListingTableUrl::parse(path)?;
+    let url = parse_location(path)?;
     let store = state.runtime_env().object_store(&url)?;
     let format = TsFileFormat::new(options.clone());
     let files: Vec<_> = {

@@ -85,7 +85,9 @@ fn test_s3_ddl_with_aws_and_tsfile_options_in_one_list() {
     let facts = sample_facts();
     let n = facts["row_count"].as_u64().unwrap();
     let query = "SELECT count(*) AS n, sum(energy_wh) AS e, count(DISTINCT device) AS d FROM w";
-    for (location, files) in [("s3://iot/ddl/", 2), ("s3://iot/ddl/a.tsfile", 1)] {
+    for (location, files) in
+        [("s3://iot/ddl/", 2), ("s3://iot/ddl/a.tsfile", 1), ("s3://iot/ddl/[ab].tsfile", 2), ("s3://iot/ddl/b*", 1)]
+    {
         let ddl = format!(
             "CREATE EXTERNAL TABLE w STORED AS TSFILE LOCATION '{location}' OPTIONS ({}, 'tsfile.table' 'weather')",
             aws_options()
@@ -119,6 +121,16 @@ fn test_s3_url_tables_and_metadata_with_environment_credentials() {
         &env,
     );
     assert_eq!(rows[0]["n"], facts["non_null_counts"]["humidity"]);
+    // A glob in the URL: the files it matches (two copies, one other object).
+    put("url/copy.tsfile", sample_bytes());
+    put("url/other.tsfile", b"not read".to_vec());
+    let rows = sql_rows_env(
+        &["SELECT count(DISTINCT file) AS files, sum(point_count) AS n FROM tsfile_metadata('s3://iot/url/[cs]*.tsfile') \
+           WHERE measurement = 'humidity'"],
+        &env,
+    );
+    assert_eq!(rows[0]["files"], 2);
+    assert_eq!(rows[0]["n"].as_u64(), facts["non_null_counts"]["humidity"].as_u64().map(|n| 2 * n));
 }
 
 #[test]
