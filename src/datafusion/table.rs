@@ -143,6 +143,13 @@ impl TsFileTable {
         self
     }
 
+    /// The statement that created the table, as `SHOW CREATE TABLE` prints it (DataFusion
+    /// keeps it without its `OPTIONS`, so no credential or key is in it).
+    pub fn with_definition(mut self, definition: Option<String>) -> Self {
+        self.inner = self.inner.with_definition(definition);
+        self
+    }
+
     /// The options.
     pub fn options(&self) -> &TsFileReadOptions {
         &self.options
@@ -186,6 +193,10 @@ impl TableProvider for TsFileTable {
     fn statistics(&self) -> Option<Statistics> {
         self.inner.statistics()
     }
+
+    fn get_table_definition(&self) -> Option<&str> {
+        self.inner.get_table_definition()
+    }
 }
 
 /// `CREATE EXTERNAL TABLE ... STORED AS TSFILE`: a [`TsFileTable`] (which serialized
@@ -219,7 +230,8 @@ impl TableProviderFactory for TsFileTableFactory {
             }
         }
         let parts = names.into_iter().map(|n| (n, partition_type())).collect();
-        Ok(Arc::new(TsFileTable::try_new_partitioned(state, &paths, options, parts).await?))
+        let table = TsFileTable::try_new_partitioned(state, &paths, options, parts).await?;
+        Ok(Arc::new(table.with_definition(cmd.definition.clone())))
     }
 }
 

@@ -98,6 +98,35 @@ fn test_s3_ddl_with_aws_and_tsfile_options_in_one_list() {
         assert!((rows[0]["e"].as_f64().unwrap() - e).abs() <= 1e-9 * e.abs(), "{location}: {rows:?}");
         assert_eq!(rows[0]["d"], facts["device_count"], "{location}");
     }
+    // No credential in what a user can print: the table's definition, plans, settings.
+    let ddl = format!(
+        "CREATE EXTERNAL TABLE w STORED AS TSFILE LOCATION 's3://iot/ddl/' OPTIONS ({}, 'aws.session_token' 'TOKEN-5678', \
+         'tsfile.master_key' 'KEY-9012-abcdefg')",
+        aws_options().replace("'aws.secret_access_key' 'test'", "'aws.secret_access_key' 'SECRET-1234'")
+    );
+    let (ok, out, err) = tsfile_env(
+        &[
+            "sql",
+            "-q",
+            "--format",
+            "csv",
+            "-c",
+            &ddl,
+            "-c",
+            "SHOW CREATE TABLE w",
+            "-c",
+            "EXPLAIN VERBOSE SELECT count(*) FROM w WHERE temperature > 3",
+            "-c",
+            "SELECT * FROM information_schema.df_settings",
+        ],
+        &[],
+    );
+    assert!(ok, "{err}");
+    assert!(out.contains("CREATE EXTERNAL TABLE w STORED AS TSFILE LOCATION 's3://iot/ddl/'"), "{out}");
+    assert!(out.contains("DataSourceExec"), "{out}");
+    for secret in ["SECRET-1234", "TOKEN-5678", "KEY-9012"] {
+        assert!(!out.contains(secret) && !err.contains(secret), "{secret} shown:\n{out}{err}");
+    }
     // A misspelt object-store option is datafusion-cli's error (as with Parquet; its text
     // does not name the key); a misspelt TsFile one is ours.
     let ddl = |extra: &str| {
