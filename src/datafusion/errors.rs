@@ -29,8 +29,18 @@ pub(crate) fn url_file_name(url: &ObjectStoreUrl, location: &Path) -> String {
 /// statistics): the local file system and S3/GCS stores tell their root or bucket (`/` +
 /// path, `s3://bucket/key`, `gs://bucket/key`); any other store gives the path alone.
 pub(crate) fn file_name(store: &dyn ObjectStore, location: &Path) -> String {
-    let shown = store.to_string();
-    let inner = |prefix: &str| shown.strip_prefix(prefix).and_then(|s| s.strip_suffix(')')).map(str::to_string);
+    name_from_store_text(&store.to_string(), location)
+}
+
+/// [`file_name`] from the store's `Display` text. Wrappers show the store they wrap inside
+/// their own text (datafusion-cli's instrumented stores: `Instrumented Object Store: …,
+/// inner: AmazonS3(bucket)`), so the innermost known store is looked for anywhere in it.
+fn name_from_store_text(shown: &str, location: &Path) -> String {
+    let inner = |prefix: &str| {
+        let start = shown.rfind(prefix)? + prefix.len();
+        let len = shown[start..].find(')')?;
+        Some(&shown[start..start + len])
+    };
     if let Some(root) = inner("LocalFileSystem(") {
         // The root is a `file://` URL; its path is where store paths start.
         let dir = root.strip_prefix("file://").unwrap_or("/");
@@ -63,5 +73,11 @@ mod tests {
         let want = format!("{}/x.tsfile", dir.canonicalize().unwrap().to_str().unwrap().trim_end_matches('/'));
         assert_eq!(file_name(&prefixed, &Path::from("x.tsfile")), want);
         assert_eq!(file_name(&InMemory::new(), &p), "tmp/dir/cut.tsfile");
+        let wrapped = "Instrumented Object Store: instrument_mode: Disabled, inner: AmazonS3(iot)";
+        assert_eq!(name_from_store_text("AmazonS3(iot)", &p), "s3://iot/tmp/dir/cut.tsfile");
+        assert_eq!(name_from_store_text(wrapped, &p), "s3://iot/tmp/dir/cut.tsfile");
+        assert_eq!(name_from_store_text("x, inner: GoogleCloudStorage(b)", &p), "gs://b/tmp/dir/cut.tsfile");
+        assert_eq!(name_from_store_text("x, inner: LocalFileSystem(file:///)", &p), "/tmp/dir/cut.tsfile");
+        assert_eq!(name_from_store_text("HttpStore", &p), "tmp/dir/cut.tsfile");
     }
 }

@@ -192,3 +192,61 @@ fn test_missing_objects_and_misbehaving_servers_are_one_line_errors() {
     let url = format!("{http}/cut/sample.tsfile");
     assert_one_line_error(&format!("SELECT count(*), sum(energy_wh) FROM '{url}'"), &[], "cut/sample.tsfile");
 }
+
+/// An object replaced between planning and reading: the shell reads statements from its
+/// standard input; after the first answer the object becomes a truncated copy, then a
+/// Parquet file. Each later statement is a one-line error naming the object, never an
+/// answer from the old metadata.
+#[test]
+fn test_object_replaced_between_planning_and_reading() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+    let facts = sample_facts();
+    let bytes = sample_bytes();
+    put("replaced/a.tsfile", bytes.clone());
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tsfile"));
+    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("AWS_")) {
+        cmd.env_remove(k);
+    }
+    let mut child = cmd
+        .args(["sql", "-q", "--format", "csv"])
+        .envs(aws_env())
+        .current_dir(root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    writeln!(stdin, "CREATE EXTERNAL TABLE r STORED AS TSFILE LOCATION 's3://iot/replaced/a.tsfile';").unwrap();
+    writeln!(stdin, "SELECT count(*) AS n FROM r;").unwrap();
+    let want = facts["row_count"].to_string();
+    let mut seen = Vec::new();
+    loop {
+        let mut line = String::new();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "no answer before the replacement: {seen:?}");
+        if line.trim() == want {
+            break;
+        }
+        seen.push(line);
+    }
+    put("replaced/a.tsfile", bytes[..bytes.len() / 2].to_vec());
+    writeln!(stdin, "SELECT sum(energy_wh) AS e FROM r;").unwrap();
+    writeln!(stdin, "COPY (SELECT 1 AS x) TO 's3://iot/replaced/a.tsfile' STORED AS PARQUET;").unwrap();
+    writeln!(stdin, "SELECT count(*) AS n FROM r;").unwrap();
+    drop(stdin);
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let errors: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(errors.len(), 2, "{err}");
+    assert!(errors[0].contains("file s3://iot/replaced/a.tsfile: corrupt file tail"), "{err}");
+    assert!(
+        errors[1].contains("file s3://iot/replaced/a.tsfile: corrupt file head") && errors[1].contains("not a TsFile"),
+        "{err}"
+    );
+    // The only answers after the first are COPY's row count.
+    assert!(!rest.contains(&want) && !rest.contains(&facts["sum_energy_wh"].to_string()), "{rest}");
+}
