@@ -20,20 +20,19 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use datafusion::arrow::array::{Array, Int64Array};
-use datafusion::datasource::listing::ListingTableUrl;
 use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::parquet::basic::Compression;
 use datafusion::parquet::file::properties::WriterProperties;
 use datafusion::prelude::{SessionConfig, SessionContext};
-use datafusion_tsfile::datafusion::{register_tsfile_format, TsFileReadOptions, TsFileTable};
-use datafusion_tsfile::TsFile;
+use datafusion_tsfile::datafusion::{register_tsfile_format, register_tsfile_schema, TsFileReadOptions, TsFileTable};
 use futures::{StreamExt, TryStreamExt};
 use indicatif::{HumanBytes, HumanCount, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// `tsfile export` flags.
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// TsFiles to export: files, directories or globs (local paths).
+    /// TsFiles to export: files, directories or globs, local or URLs (`s3://…`, `gs://…`,
+    /// `http(s)://…`; credentials from the environment as for `tsfile sql`).
     #[arg(required = true, value_name = "INPUT")]
     inputs: Vec<String>,
 
@@ -103,7 +102,11 @@ pub async fn run(args: ExportArgs) -> Result<(), String> {
     let ctx = SessionContext::new_with_config(SessionConfig::new());
     register_tsfile_format(&ctx).map_err(|e| e.to_string())?;
 
-    let jobs = plan_jobs(&ctx, &args).await?;
+    // Stores for URL inputs (S3, GCS, HTTP), built as `tsfile sql` builds them for URL tables.
+    for input in &args.inputs {
+        crate::stores::ensure_store(&ctx.state(), input).await.map_err(|e| format!("{input}: {e}"))?;
+    }
+    let jobs = plan_jobs(&ctx, &args, &options).await?;
     for job in &jobs {
         if job.out.exists() && !args.force {
             return Err(format!("{} exists; pass --force to replace it", job.out.display()));
@@ -129,7 +132,7 @@ fn parse_compression(text: &str) -> Result<Compression, String> {
 }
 
 /// The outputs: one file for `--to x.parquet`, else one per input file (and table).
-async fn plan_jobs(ctx: &SessionContext, args: &ExportArgs) -> Result<Vec<Job>, String> {
+async fn plan_jobs(ctx: &SessionContext, args: &ExportArgs, options: &TsFileReadOptions) -> Result<Vec<Job>, String> {
     if args.to.to_ascii_lowercase().ends_with(".parquet") {
         return Ok(vec![Job { inputs: args.inputs.clone(), table: args.table.clone(), out: PathBuf::from(&args.to) }]);
     }
@@ -140,12 +143,10 @@ async fn plan_jobs(ctx: &SessionContext, args: &ExportArgs) -> Result<Vec<Job>, 
         let stem = Path::new(&file).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
         let tables = match &args.table {
             Some(t) => vec![t.clone()],
-            None => {
-                let f = TsFile::open(&file).map_err(|e| format!("{file}: {e}"))?;
-                let mut names = f.table_names();
-                names.extend(f.tree_prefixes());
-                names
-            }
+            // The file's tables (tree-model prefixes included), from its footer alone.
+            None => register_tsfile_schema(ctx, "__tsfile_export_tables", &file, options.clone())
+                .await
+                .map_err(|e| format!("{file}: {e}"))?,
         };
         let several = tables.len() > 1;
         for t in tables {
@@ -160,16 +161,14 @@ async fn plan_jobs(ctx: &SessionContext, args: &ExportArgs) -> Result<Vec<Job>, 
     Ok(jobs)
 }
 
-/// Expand files, directories and globs to the TsFiles they name (sorted, deduplicated).
+/// Expand files, directories and globs (local or URLs) to the TsFiles they name (sorted,
+/// deduplicated): local files as absolute paths, others as URLs.
 async fn list_inputs(ctx: &SessionContext, inputs: &[String]) -> Result<Vec<String>, String> {
     let state = ctx.state();
     let mut files = Vec::new();
     for input in inputs {
-        let url = ListingTableUrl::parse(input).map_err(|e| format!("{input}: {e}"))?;
-        if url.scheme() != "file" {
-            return Err(format!("{input}: export reads local paths only"));
-        }
-        let store = state.runtime_env().object_store(&url).map_err(|e| e.to_string())?;
+        let (url, store) = crate::stores::ensure_store(&state, input).await.map_err(|e| format!("{input}: {e}"))?;
+        let base = url.object_store();
         let found: Vec<_> = url
             .list_all_files(&state, store.as_ref(), "tsfile")
             .await
@@ -180,7 +179,14 @@ async fn list_inputs(ctx: &SessionContext, inputs: &[String]) -> Result<Vec<Stri
         if found.is_empty() {
             return Err(format!("{input}: no .tsfile file found"));
         }
-        files.extend(found.into_iter().map(|m| format!("/{}", m.location)));
+        let local = url.scheme() == "file";
+        files.extend(found.into_iter().map(|m| {
+            if local {
+                format!("/{}", m.location)
+            } else {
+                format!("{}{}", base.as_str(), m.location)
+            }
+        }));
     }
     files.sort();
     files.dedup();

@@ -129,7 +129,12 @@ fn markers_json(report: &ScanReport) -> Value {
 
 /// The `--json` document for a complete file (footer + index + a forward scan for counts).
 pub fn summary(path: &str) -> Result<Value, TsFileError> {
-    let reader = FileReader::open(LocalFile::open(path)?)?;
+    summary_of(path, LocalFile::open(path)?)
+}
+
+/// [`summary`] of the file `name` whose bytes `source` holds.
+pub fn summary_of<S: ByteSource>(path: &str, source: S) -> Result<Value, TsFileError> {
+    let reader = FileReader::open(source)?;
     let md = reader.metadata();
     let tables: Vec<Value> = md
         .table_schemas
@@ -211,7 +216,11 @@ pub fn summary(path: &str) -> Result<Value, TsFileError> {
 
 /// The `--scan --json` document: what a forward walk of the data section finds.
 pub fn scan_summary(path: &str) -> Result<Value, TsFileError> {
-    let src = LocalFile::open(path)?;
+    scan_summary_of(path, LocalFile::open(path)?)
+}
+
+/// [`scan_summary`] of the file `name` whose bytes `src` holds.
+pub fn scan_summary_of<S: ByteSource>(path: &str, src: S) -> Result<Value, TsFileError> {
     let report = scan_data_section(&src, ChunkHeaderSuffix::AeadOrdinalAndAuthentication)?;
     let groups: Vec<Value> = report
         .chunk_groups

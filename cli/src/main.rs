@@ -59,13 +59,25 @@ enum Command {
         /// (for incomplete files); lists the complete chunk groups before any cut.
         #[arg(long)]
         scan: bool,
-        /// The TsFile to inspect.
+        /// The TsFile to inspect: a path or a URL (`s3://…`, `gs://…`, `http(s)://…`; read
+        /// whole, up to 2 GiB; credentials from the environment as for `tsfile sql`).
         file: String,
     },
 }
 
 fn inspect(json: bool, scan: bool, file: &str) -> Result<(), String> {
-    let summary = if scan { inspect::scan_summary(file) } else { inspect::summary(file) };
+    let summary = if stores::is_url(file) {
+        let bytes = runtime()?.block_on(stores::fetch_whole(file, stores::MAX_INSPECT_BYTES))?;
+        if scan {
+            inspect::scan_summary_of(file, bytes)
+        } else {
+            inspect::summary_of(file, bytes)
+        }
+    } else if scan {
+        inspect::scan_summary(file)
+    } else {
+        inspect::summary(file)
+    };
     let summary = summary.map_err(|e| format!("{file}: {e}"))?;
     let text = if json {
         serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?

@@ -4,6 +4,9 @@
 //! HTTP(S) from the URL's origin. Used by `tsfile_metadata('s3://…')`, `tsfile inspect` and
 //! `tsfile export`, so every location a table reads from works there too.
 
+/// The largest remote file `tsfile inspect` reads (whole, into memory).
+pub const MAX_INSPECT_BYTES: u64 = 2 << 30;
+
 use std::borrow::Cow;
 use std::sync::Arc;
 
@@ -14,13 +17,15 @@ use datafusion::common::{plan_err, Result, ScalarValue};
 use datafusion::datasource::listing::ListingTableUrl;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use datafusion::physical_plan::ExecutionPlan;
+use datafusion::prelude::SessionContext;
 use datafusion_cli::object_storage::{
     get_cos_object_store_builder, get_gcs_object_store_builder, get_oss_object_store_builder, get_s3_object_store_builder,
     AwsOptions, GcpOptions,
 };
 use datafusion_tsfile::datafusion::{parse_location, TsFileMetadataFunc};
+use datafusion_tsfile::format::ByteSource;
 use object_store::http::HttpBuilder;
-use object_store::{ClientOptions, ObjectStore};
+use object_store::{ClientOptions, ObjectStore, ObjectStoreExt};
 
 /// The store of `location` (a path, directory, glob or URL): the session's if it has one,
 /// else one built for the URL's scheme and registered in the session's runtime.
@@ -100,4 +105,27 @@ impl TableProvider for StoreAwareTable {
         ensure_store(state, &self.location).await?;
         self.inner.scan(state, projection, filters, limit).await
     }
+}
+
+/// Whether `location` is a URL of an object store (not a local path or `file://` URL).
+pub fn is_url(location: &str) -> bool {
+    location.split_once("://").is_some_and(|(scheme, _)| scheme != "file" && !scheme.contains('/'))
+}
+
+/// The whole object at URL `location` (at most `limit` bytes), with a session's default
+/// store settings (the environment's credentials).
+pub async fn fetch_whole(location: &str, limit: u64) -> std::result::Result<impl ByteSource + 'static, String> {
+    let fail = |e: &dyn std::fmt::Display| format!("{location}: {e}");
+    let ctx = SessionContext::new();
+    let (url, store) = ensure_store(&ctx.state(), location).await.map_err(|e| fail(&e))?;
+    let path = url.prefix();
+    let meta = store.head(path).await.map_err(|e| fail(&e))?;
+    if meta.size > limit {
+        return Err(fail(&format!("{} bytes: a remote file is read whole, up to {limit} bytes; copy it locally", meta.size)));
+    }
+    let bytes = store.get(path).await.map_err(|e| fail(&e))?.bytes().await.map_err(|e| fail(&e))?;
+    if bytes.len() as u64 != meta.size {
+        return Err(fail(&format!("read {} bytes of {} (the object changed while it was read)", bytes.len(), meta.size)));
+    }
+    Ok(bytes)
 }

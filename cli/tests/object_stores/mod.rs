@@ -11,7 +11,7 @@ use object_store::path::Path as StorePath;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use servers::servers;
 
-use super::{root, sample_facts};
+use super::{root, sample_facts, scratch, sql_rows};
 
 /// Put `bytes` at `key` in bucket `iot`.
 fn put(key: &str, bytes: Vec<u8>) {
@@ -249,4 +249,65 @@ fn test_object_replaced_between_planning_and_reading() {
     );
     // The only answers after the first are COPY's row count.
     assert!(!rest.contains(&want) && !rest.contains(&facts["sum_energy_wh"].to_string()), "{rest}");
+}
+
+#[test]
+fn test_inspect_and_export_read_urls() {
+    let facts = sample_facts();
+    put("tools/sample.tsfile", sample_bytes());
+    let multi = std::fs::read(root().join("tests/data/corpus/files/table_multi_tables.tsfile")).unwrap();
+    put("tools/multi.tsfile", multi);
+    let env = aws_env();
+    // inspect: the same document as for the local file, but for the name.
+    let local = root().join("data/sample.tsfile");
+    let (ok, want, err) = tsfile_env(&["inspect", "--json", local.to_str().unwrap()], &[]);
+    assert!(ok, "{err}");
+    let mut want: serde_json::Value = serde_json::from_str(&want).unwrap();
+    for url in ["s3://iot/tools/sample.tsfile".to_string(), format!("{}/sample.tsfile", servers().http)] {
+        let (ok, out, err) = tsfile_env(&["inspect", "--json", &url], &env);
+        assert!(ok, "{url}: {err}");
+        let got: serde_json::Value = serde_json::from_str(&out).unwrap();
+        want["file"] = serde_json::json!(url);
+        assert_eq!(got, want, "{url}");
+    }
+    let (ok, out, err) = tsfile_env(&["inspect", "--scan", "s3://iot/tools/sample.tsfile"], &env);
+    assert!(ok && out.contains("data section complete"), "{out}{err}");
+    let (ok, _, err) = tsfile_env(&["inspect", "s3://iot/tools/missing.tsfile"], &env);
+    assert!(!ok && err.starts_with("error: s3://iot/tools/missing.tsfile") && err.lines().count() == 1, "{err}");
+
+    // export: a directory of the bucket, one Parquet file per table of each file.
+    let dir = scratch("export-s3");
+    let outdir = dir.join("out");
+    let (ok, stdout, err) = tsfile_env(&["export", "s3://iot/tools/", "--to", outdir.to_str().unwrap()], &env);
+    assert!(ok, "{err}");
+    assert_eq!(stdout.lines().count(), 5, "{stdout}");
+    assert!(stdout.contains("exported 273 rows (table events)"), "{stdout}");
+    let parquet = outdir.join("sample.parquet");
+    let q = |from: &str| format!("SELECT count(*) AS n, sum(energy_wh) AS e, count(humidity) AS h, max(time) AS t FROM {from}");
+    let from_parquet = sql_rows(&[&q(&format!("'{}'", parquet.display()))]);
+    assert_eq!(from_parquet, sql_rows(&[&q("'data/sample.tsfile'")]));
+    assert_eq!(from_parquet[0]["n"], facts["row_count"]);
+    // One output from an HTTP file, filtered.
+    let out = dir.join("north.parquet");
+    let url = format!("{}/sample.tsfile", servers().http);
+    let (ok, stdout, err) = tsfile_env(&["export", &url, "--to", out.to_str().unwrap(), "--where", "region = 'north'"], &[]);
+    assert!(ok, "{err}");
+    assert!(
+        stdout.starts_with(&format!("exported {} rows", fmt_thousands(facts["rows_per_region"]["north"].as_u64().unwrap()))),
+        "{stdout}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// `1234567` as `1,234,567` (the export summary's count).
+fn fmt_thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
