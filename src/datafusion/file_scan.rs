@@ -74,6 +74,7 @@ impl FileScan {
         let parts = fetch_ranges(&self.store, &self.location, ranges).await.map_err(|e| self.err(e))?;
         io.done();
         self.metrics.bytes_scanned.add(parts.iter().map(|(_, b)| b.len()).sum());
+        self.metrics.requests.add(parts.len());
         let mut view = self.meta.reader.with_source(self.meta.reader.source().with_parts(parts));
         view.set_decryptor(self.decryptor.clone());
         Ok(view)

@@ -366,7 +366,7 @@ impl FileFormat for TsFileFormat {
     ) -> Result<SchemaRef> {
         let mut metas = Vec::with_capacity(objects.len());
         for o in objects {
-            let (m, _) = self.cache.get_with(store, o, self.options.read.max_metadata_bytes).await.map_err(df_err)?;
+            let (m, _) = self.cache.get_with(store, o, &self.options.read).await.map_err(df_err)?;
             metas.push((m, o));
         }
         let table = self.pick_table(&metas)?;
@@ -399,7 +399,7 @@ impl FileFormat for TsFileFormat {
         table_schema: SchemaRef,
         object: &ObjectMeta,
     ) -> Result<Statistics> {
-        let (m, _) = self.cache.get_with(store, object, self.options.read.max_metadata_bytes).await.map_err(df_err)?;
+        let (m, _) = self.cache.get_with(store, object, &self.options.read).await.map_err(df_err)?;
         let table = self.pick_table(&[(m.clone(), object)])?;
         if m.reader.metadata().table_schema(&table).is_none() && m.reader.metadata().table_root(&table).is_some() {
             let tree = m.tree(&table).map_err(|e| df_err(e.in_file(&m.location)))?;

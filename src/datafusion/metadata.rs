@@ -14,7 +14,7 @@ use crate::datafusion::errors::file_name;
 use crate::datafusion::tree::TreeMeta;
 use crate::error::{Result, TsFileError};
 use crate::format::{DeviceId, FileReader, TableSchema, TimeseriesMetadata};
-use crate::io::{open_object_with, RangeSource};
+use crate::io::{open_object_opts, OpenOptions, RangeSource};
 
 /// One device of a table: its time series and field series.
 #[derive(Debug, Clone)]
@@ -210,6 +210,17 @@ impl FileMeta {
 /// `max_metadata_bytes` (256 MiB) or many ordinary ones.
 pub const DEFAULT_METADATA_CACHE_BYTES: u64 = 512 * 1024 * 1024;
 
+/// What loading one file's metadata cost: time, requests and bytes (all 0 on a cache hit).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LoadCost {
+    /// Wall time in nanoseconds.
+    pub nanos: u64,
+    /// Requests to the object store (after coalescing).
+    pub requests: u64,
+    /// Bytes fetched.
+    pub bytes: u64,
+}
+
 /// A cache of parsed footers (`FileMeta`), bounded by bytes with least-recently-used
 /// eviction.
 ///
@@ -362,20 +373,22 @@ impl MetadataCache {
         CacheKey { store: store.to_string(), location: meta.location.to_string() }
     }
 
-    /// The metadata of `meta`'s object, loaded on first use. Returns it and the load time
-    /// in nanoseconds (0 on a cache hit).
-    pub async fn get(&self, store: &Arc<dyn ObjectStore>, meta: &ObjectMeta) -> Result<(Arc<FileMeta>, u64)> {
-        self.get_with(store, meta, crate::read::DEFAULT_MAX_METADATA_BYTES).await
+    /// The metadata of `meta`'s object, loaded on first use, with what loading it cost
+    /// (nothing on a cache hit).
+    pub async fn get(&self, store: &Arc<dyn ObjectStore>, meta: &ObjectMeta) -> Result<(Arc<FileMeta>, LoadCost)> {
+        self.get_with(store, meta, &crate::read::ReadOptions::default()).await
     }
 
-    /// [`MetadataCache::get`] with a limit on the TsFileMetadata size (option
-    /// `max_metadata_bytes`), also enforced on a cache hit.
+    /// [`MetadataCache::get`] with the read options' limit on the TsFileMetadata size
+    /// (option `max_metadata_bytes`, also enforced on a cache hit) and size hint (option
+    /// `metadata_size_hint`).
     pub async fn get_with(
         &self,
         store: &Arc<dyn ObjectStore>,
         meta: &ObjectMeta,
-        max_metadata_bytes: u64,
-    ) -> Result<(Arc<FileMeta>, u64)> {
+        read: &crate::read::ReadOptions,
+    ) -> Result<(Arc<FileMeta>, LoadCost)> {
+        let max_metadata_bytes = read.max_metadata_bytes;
         let key = Self::key(store, meta);
         let version = Version::of(meta);
         let cached = self.state().get(&key, &version);
@@ -383,12 +396,13 @@ impl MetadataCache {
             // The same check as on open (the limit may differ from the one it was opened with).
             crate::format::open::check_metadata_len(m.reader.metadata_len(), max_metadata_bytes)
                 .map_err(|e| e.in_file(&m.location))?;
-            return Ok((m, 0));
+            return Ok((m, LoadCost::default()));
         }
         let start = Instant::now();
         let name = file_name(store, &meta.location);
-        let reader =
-            open_object_with(store, &meta.location, meta.size, max_metadata_bytes).await.map_err(|e| e.in_file(&name))?;
+        let (reader, trace) = open_object_opts(store, &meta.location, meta.size, OpenOptions::for_store(store, read))
+            .await
+            .map_err(|e| e.in_file(&name))?;
         let fm = Arc::new(FileMeta {
             reader,
             location: name,
@@ -396,9 +410,13 @@ impl MetadataCache {
             trees: Mutex::new(HashMap::new()),
             chunk_starts: std::sync::OnceLock::new(),
         });
-        let nanos = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let cost = LoadCost {
+            nanos: u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX),
+            requests: trace.requests,
+            bytes: trace.bytes_fetched,
+        };
         self.state().insert(key, fm.clone(), version, self.limit);
-        Ok((fm, nanos))
+        Ok((fm, cost))
     }
 
     /// Number of cached files.
@@ -451,14 +469,36 @@ mod tests {
         let cache = MetadataCache::new();
         assert_eq!(cache.limit(), DEFAULT_METADATA_CACHE_BYTES);
         let (first, load) = block_on(cache.get(&store, &metas[0])).unwrap();
-        assert!(load > 0, "a miss reads the footer");
+        assert!(load.nanos > 0 && load.requests >= 1 && load.bytes >= first.reader.metadata_len(), "a miss reads the footer");
         let (second, load) = block_on(cache.get(&store, &metas[0])).unwrap();
-        assert_eq!(load, 0, "a hit reads nothing");
+        assert_eq!(load, LoadCost::default(), "a hit reads nothing");
         assert!(Arc::ptr_eq(&first, &second));
         assert_eq!(cache.len(), 1);
         assert_eq!(cache.bytes(), first.memory_size());
         assert!(first.memory_size() >= first.reader.metadata_len() && first.reader.metadata_len() > 0);
         assert_eq!(first.location, "a.tsfile", "an in-memory store names files by path");
+    }
+
+    #[test]
+    fn test_metadata_size_hint_sets_the_round_trips_of_an_open() {
+        let (store, metas) = store_with(&["a.tsfile"]);
+        let size = metas[0].size;
+        let open = |hint: u64| {
+            let read = crate::read::ReadOptions { metadata_size_hint: hint, ..Default::default() };
+            let (m, cost) = block_on(MetadataCache::new().get_with(&store, &metas[0], &read)).unwrap();
+            (m.reader.metadata().meta_offset, cost)
+        };
+        // A hint as large as the file: head, footer and index in one request.
+        let (offset, whole) = open(size);
+        assert_eq!((whole.requests, whole.bytes), (1, size));
+        // The default for an object store (512 KiB) holds the footer and index area of this
+        // 3.7 MB file: one round of two requests, the head and the tail.
+        let default = open(0).1;
+        assert_eq!((default.requests, default.bytes), (2, 64 + (512 << 10)));
+        // A tiny hint: the head and tail, then the metadata, then the index area.
+        let (same_offset, tiny) = open(16);
+        assert_eq!(same_offset, offset, "the same file either way");
+        assert!(tiny.requests >= 3 && tiny.bytes < size, "{tiny:?} of {size} bytes");
     }
 
     #[test]
@@ -469,11 +509,11 @@ mod tests {
         let mut touched = metas[0].clone();
         touched.last_modified += std::time::Duration::from_secs(1);
         let (second, load) = block_on(cache.get(&store, &touched)).unwrap();
-        assert!(load > 0 && !Arc::ptr_eq(&first, &second), "a new modification time is a miss");
+        assert!(load.requests > 0 && !Arc::ptr_eq(&first, &second), "a new modification time is a miss");
         let mut etag = touched.clone();
         etag.e_tag = Some("other".to_string());
         let (third, load) = block_on(cache.get(&store, &etag)).unwrap();
-        assert!(load > 0 && !Arc::ptr_eq(&second, &third), "a new e-tag is a miss");
+        assert!(load.requests > 0 && !Arc::ptr_eq(&second, &third), "a new e-tag is a miss");
         assert_eq!(cache.len(), 1, "the stale entry is replaced, not kept beside the new one");
         assert_eq!(cache.bytes(), third.memory_size());
         // A different size is another file too (reading it fails: the bytes did not change).
@@ -489,7 +529,7 @@ mod tests {
         let one = block_on(MetadataCache::new().get(&store, &metas[0])).unwrap().0.memory_size();
         // Room for two entries, not three.
         let cache = MetadataCache::with_limit(2 * one + one / 2);
-        let get = |i: usize| block_on(cache.get(&store, &metas[i])).unwrap().1;
+        let get = |i: usize| block_on(cache.get(&store, &metas[i])).unwrap().1.requests;
         assert!(get(0) > 0);
         assert!(get(1) > 0);
         assert_eq!(get(0), 0, "a is used again: b is now the least recently used");
@@ -520,8 +560,8 @@ mod tests {
         // Recovered as an empty cache: a miss, then a hit again.
         assert_eq!(cache.len(), 0);
         assert!(!cache.inner.is_poisoned());
-        assert!(block_on(cache.get(&store, &metas[0])).unwrap().1 > 0);
-        assert_eq!(block_on(cache.get(&store, &metas[0])).unwrap().1, 0);
+        assert!(block_on(cache.get(&store, &metas[0])).unwrap().1.requests > 0);
+        assert_eq!(block_on(cache.get(&store, &metas[0])).unwrap().1.requests, 0);
         assert_eq!(cache.len(), 1);
     }
 }

@@ -10,6 +10,8 @@
 //! | `predicate_evaluation_errors` | evaluations of the pruning predicate against statistics (devices, chunk groups, chunks or pages) that failed: the units are kept and read, never pruned, and the query does not fail (see [`prune_or_keep`](crate::datafusion::pruning::prune_or_keep)) |
 //! | `rows_decoded` | rows decoded and returned by the scan |
 //! | `bytes_scanned` | bytes of chunk data fetched |
+//! | `requests` | requests that fetched chunk data (after coalescing nearby ranges; remote stores send them concurrently) |
+//! | `metadata_requests` / `metadata_bytes` | requests and bytes that fetched footers and index areas (zero on a cache hit: planning usually loads them) |
 //! | `metadata_load_time` | time to fetch and parse footers (zero on a cache hit) |
 //! | `io_time` | time fetching chunk data |
 //! | `decode_time` | time decompressing and decoding pages into Arrow |
@@ -41,6 +43,12 @@ pub struct TsFileScanMetrics {
     pub rows_decoded: Count,
     /// Chunk bytes fetched.
     pub bytes_scanned: Count,
+    /// Requests that fetched chunk bytes.
+    pub requests: Count,
+    /// Requests that fetched footers and index areas.
+    pub metadata_requests: Count,
+    /// Bytes of footers and index areas fetched.
+    pub metadata_bytes: Count,
     /// Footer fetch + parse time.
     pub metadata_load_time: Time,
     /// Chunk fetch time.
@@ -70,6 +78,9 @@ impl TsFileScanMetrics {
             predicate_evaluation_errors: count("predicate_evaluation_errors"),
             rows_decoded: count("rows_decoded"),
             bytes_scanned: count("bytes_scanned"),
+            requests: count("requests"),
+            metadata_requests: count("metadata_requests"),
+            metadata_bytes: count("metadata_bytes"),
             metadata_load_time: time("metadata_load_time"),
             io_time: time("io_time"),
             decode_time: time("decode_time"),

@@ -48,7 +48,7 @@ mod tree_scan;
 pub use aggregate::{StatisticsAggregateExec, TsFileStatisticsAggregate};
 pub use format::{TsFileFormat, TsFileFormatFactory, TSFILE_EXTENSION};
 pub use location::parse_location;
-pub use metadata::{MetadataCache, DEFAULT_METADATA_CACHE_BYTES};
+pub use metadata::{LoadCost, MetadataCache, DEFAULT_METADATA_CACHE_BYTES};
 pub use metadata_fn::{TsFileMetadataFunc, TsFileMetadataTable};
 pub use metrics::TsFileScanMetrics;
 pub use options::{options_markdown, OptionDef, TreeMixedTypes, TsFileReadOptions, OPTIONS};

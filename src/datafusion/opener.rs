@@ -71,12 +71,10 @@ impl FileOpener for TsFileOpener {
             let location = file.object_meta.location.clone();
             let name = url_file_name(&this.store_url, &location);
             let metrics = TsFileScanMetrics::new(&this.metrics, this.partition, location.as_ref());
-            let (meta, load_ns) = this
-                .cache
-                .get_with(&this.store, &file.object_meta, this.options.read.max_metadata_bytes)
-                .await
-                .map_err(df_err)?;
-            metrics.metadata_load_time.add_duration(Duration::from_nanos(load_ns));
+            let (meta, cost) = this.cache.get_with(&this.store, &file.object_meta, &this.options.read).await.map_err(df_err)?;
+            metrics.metadata_load_time.add_duration(Duration::from_nanos(cost.nanos));
+            metrics.metadata_requests.add(usize::try_from(cost.requests).unwrap_or(usize::MAX));
+            metrics.metadata_bytes.add(usize::try_from(cost.bytes).unwrap_or(usize::MAX));
             let projected = Arc::new(this.file_schema.project(&this.file_indices)?);
             let table = meta.table_to_scan(this.options.table.as_deref())?;
             let is_table = meta.reader.metadata().table_schema(&table).is_some();

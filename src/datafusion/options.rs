@@ -16,6 +16,7 @@
 //! | `max_string_bytes` | bytes of one string/blob value or dictionary entry | 67108864 (64 MiB) |
 //! | `max_dictionary_bytes` | bytes of one page's dictionary entries | 67108864 (64 MiB) |
 //! | `max_metadata_bytes` | bytes of a file's TsFileMetadata block (checked before it is fetched) | 268435456 (256 MiB) |
+//! | `metadata_size_hint` | bytes read from the end of a file in the first request when it is opened (the footer and, when they fit, the index area come in one round trip); 0 = 64 KiB for local files, 512 KiB for object stores | 0 |
 //! | `max_decoded_bytes` | bytes of values one query decodes, over all its files and partitions | 4294967296 (4 GiB) |
 //! | `tree_levels` | tree-model tables: add the path levels as nullable columns `level0`, `level1`, ... | `false` |
 //! | `tree_mixed_types` | tree-model tables: a measurement typed differently on two devices is an `error` (naming both), or `coerce` it to `DOUBLE` (all numeric) / `STRING` | `error` |
@@ -301,6 +302,17 @@ pub const OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
+        key: "metadata_size_hint",
+        aliases: &[],
+        doc: "bytes read from the end of a file in the first request when it is opened (the footer and, when they fit, the index area come in one round trip); 0 = 64 KiB for local files, 512 KiB for object stores",
+        default: "0",
+        get: |o| Some(o.read.metadata_size_hint.to_string()),
+        set: |o, key, v| {
+            o.read.metadata_size_hint = parse_limit(key, v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
         key: "max_decoded_bytes",
         aliases: &[],
         doc: "bytes of values one query decodes, over all its files and partitions",
@@ -481,6 +493,7 @@ mod tests {
             ("max_dictionary_bytes", "10"),
             ("max_metadata_bytes", "11"),
             ("max_decoded_bytes", "12"),
+            ("metadata_size_hint", "13"),
             ("aead_provider", "kms-1"),
         ]
         .into_iter()

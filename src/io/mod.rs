@@ -123,8 +123,12 @@ pub async fn fetch_ranges(store: &Arc<dyn ObjectStore>, location: &Path, ranges:
     Ok(merged.iter().map(|r| r.start).zip(data).collect())
 }
 
-/// Default number of bytes read from the end of a file on open.
+/// Default number of bytes read from the end of a local file on open.
 pub const FOOTER_PREFETCH: u64 = 64 << 10;
+/// Default number of bytes read from the end of a remote file on open: one round trip
+/// brings the footer and, in most files, the whole index area (as Parquet's default
+/// `metadata_size_hint` does).
+pub const REMOTE_FOOTER_PREFETCH: u64 = 512 << 10;
 
 /// How [`open_object_opts`] reads a file's metadata.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,6 +141,20 @@ pub struct OpenOptions {
     pub prefetch: u64,
     /// Fetch the whole index area on open (default): index walks then need no requests.
     pub prefetch_index: bool,
+}
+
+impl OpenOptions {
+    /// The options for opening a file of `store` with the read options' metadata limit and
+    /// size hint (0: [`FOOTER_PREFETCH`] for a local file, [`REMOTE_FOOTER_PREFETCH`] for a
+    /// remote one, where a round trip costs more than the bytes).
+    pub fn for_store(store: &Arc<dyn ObjectStore>, read: &crate::read::ReadOptions) -> Self {
+        let prefetch = match read.metadata_size_hint {
+            0 if is_local(store) => FOOTER_PREFETCH,
+            0 => REMOTE_FOOTER_PREFETCH,
+            n => n,
+        };
+        OpenOptions { max_metadata_bytes: read.max_metadata_bytes, prefetch, prefetch_index: true }
+    }
 }
 
 impl Default for OpenOptions {
@@ -157,6 +175,8 @@ pub struct OpenTrace {
     pub rounds: Vec<Vec<Range<u64>>>,
     /// Bytes received (coalesced requests may read more than was asked for).
     pub bytes_fetched: u64,
+    /// Requests made (after coalescing).
+    pub requests: u64,
 }
 
 /// Open a file of `size` bytes in an object store: fetch the head, the tail, TsFileMetadata
@@ -195,6 +215,7 @@ pub async fn open_object_opts(
             OpenStep::Need(ranges) => {
                 trace.rounds.push(ranges.clone());
                 for (o, b) in fetch_ranges(store, location, ranges).await? {
+                    trace.requests += 1;
                     trace.bytes_fetched += b.len() as u64;
                     dec.push(o, b);
                 }

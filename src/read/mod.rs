@@ -66,6 +66,11 @@ pub struct ReadOptions {
     /// timestamps, fixed-width values, string offsets and bytes, validity bits. Option
     /// `max_decoded_bytes`.
     pub max_decoded_bytes: u64,
+    /// Bytes read from the end of a file in the first request when it is opened from an
+    /// object store (option `metadata_size_hint`); the footer and, when they fit, the index
+    /// area come with it. 0 (the default) reads 64 KiB of a local file and 512 KiB of a
+    /// remote one ([`crate::io::OpenOptions::for_store`]).
+    pub metadata_size_hint: u64,
 }
 
 impl Default for ReadOptions {
@@ -76,6 +81,7 @@ impl Default for ReadOptions {
             time_range: None,
             max_metadata_bytes: DEFAULT_MAX_METADATA_BYTES,
             max_decoded_bytes: DEFAULT_MAX_DECODED_BYTES,
+            metadata_size_hint: 0,
         }
     }
 }

@@ -150,6 +150,24 @@ fn test_s3_url_tables_and_metadata_with_environment_credentials() {
         &env,
     );
     assert_eq!(rows[0]["n"], facts["non_null_counts"]["humidity"]);
+    // EXPLAIN ANALYZE shows the requests and bytes of the scan.
+    let (ok, out, err) = tsfile_env(
+        &[
+            "sql",
+            "-q",
+            "-c",
+            "EXPLAIN ANALYZE SELECT sum(temperature * 2) FROM 's3://iot/url/sample.tsfile' WHERE device = 'ws-central-0-0'",
+        ],
+        &env,
+    );
+    assert!(ok, "{err}");
+    let metric = |name: &str| {
+        let at = out.find(&format!(" {name}=")).unwrap_or_else(|| panic!("no {name} in {out}"));
+        let digits: String = out[at + name.len() + 2..].chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+        digits.parse::<f64>().unwrap()
+    };
+    assert!(metric("requests") >= 1.0 && metric("bytes_scanned") > 0.0, "{out}");
+    assert_eq!(metric("devices_pruned") + 1.0, facts["device_count"].as_f64().unwrap(), "{out}");
     // A glob in the URL: the files it matches (two copies, one other object).
     put("url/copy.tsfile", sample_bytes());
     put("url/other.tsfile", b"not read".to_vec());

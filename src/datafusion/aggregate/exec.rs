@@ -433,7 +433,7 @@ async fn answer(
     let mut counts = UnitCounts::default();
     let budget = DecodeBudget::for_options(&q.options.read);
     for file in files {
-        let (meta, _) = q.cache.get_with(store, &file.object_meta, q.options.read.max_metadata_bytes).await.map_err(df_err)?;
+        let (meta, _) = q.cache.get_with(store, &file.object_meta, &q.options.read).await.map_err(df_err)?;
         let name = url_file_name(&q.store_url, &file.object_meta.location);
         let table = meta.table_to_scan(q.options.table.as_deref())?;
         if meta.reader.metadata().table_schema(&table).is_none() {

@@ -1,0 +1,1 @@
+SELECT count(*), avg(temperature), max(humidity) FROM 'bench-data/M.tsfile' WHERE device = 'dev-000420';
