@@ -69,7 +69,7 @@ pub struct ReadOptions {
     /// Bytes read from the end of a file in the first request when it is opened from an
     /// object store (option `metadata_size_hint`); the footer and, when they fit, the index
     /// area come with it. 0 (the default) reads 64 KiB of a local file and 512 KiB of a
-    /// remote one ([`crate::io::OpenOptions::for_store`]).
+    /// remote one (`io::OpenOptions::for_store`).
     pub metadata_size_hint: u64,
 }
 
