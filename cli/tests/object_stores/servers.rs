@@ -2,13 +2,18 @@
 //! `tools/test-servers/serve.py` (moto's S3 API and a Range-aware HTTP server) on 127.0.0.1,
 //! from a Python venv it creates on first use (`target/test-venv`, or `TSFILE_TEST_VENV`).
 //! The server exits when this process does (it serves until its standard input closes).
+//! Shared by the CLI's tests and the Ballista cluster test (`#[path]`): it needs only
+//! `serde_json` and a crate one directory below the workspace root.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 
-use super::super::root;
+/// The workspace root (every crate using this file sits one level below it).
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
 
 /// The running servers' base URLs.
 pub struct Servers {

@@ -11,6 +11,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use datafusion_tsfile::crypto::{EncryptionKeys, MasterKey};
+use tsfile_ballista::stores::StoreCredentials;
 
 /// A Ballista executor with the TsFile plan codecs.
 #[derive(Parser, Debug)]
@@ -54,7 +55,8 @@ async fn main() -> ExitCode {
     };
     let vcores = if args.vcores == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { args.vcores };
     eprintln!("tsfile-executor: port {} ({} task slots), scheduler {host}:{port}", args.port, vcores);
-    let config = tsfile_ballista::executor_config(&args.bind_host, args.port, &host, port, vcores, keys);
+    let config =
+        tsfile_ballista::executor_config(&args.bind_host, args.port, &host, port, vcores, keys, StoreCredentials::Environment);
     match tsfile_ballista::run_executor(config).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -8,6 +8,7 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 
 use clap::Parser;
+use tsfile_ballista::stores::StoreCredentials;
 
 /// A Ballista scheduler with the TsFile plan codecs.
 #[derive(Parser, Debug)]
@@ -25,7 +26,7 @@ struct Args {
 async fn main() -> ExitCode {
     let args = Args::parse();
     eprintln!("tsfile-scheduler: listening on {} (external host {})", args.bind, args.external_host);
-    let config = tsfile_ballista::scheduler_config(args.bind, &args.external_host);
+    let config = tsfile_ballista::scheduler_config(args.bind, &args.external_host, StoreCredentials::Environment);
     match tsfile_ballista::run_scheduler(config).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
