@@ -52,7 +52,7 @@ use datafusion_proto::logical_plan::LogicalExtensionCodec;
 use datafusion_proto::physical_plan::PhysicalExtensionCodec;
 use datafusion_tsfile::crypto::EncryptionKeys;
 use datafusion_tsfile::datafusion::MetadataCache;
-use datafusion_tsfile::datafusion::{register_tsfile_format, TsFileLogicalCodec, TsFilePhysicalCodec};
+use datafusion_tsfile::datafusion::{enable_tsfile_url_tables, register_tsfile_format, TsFileLogicalCodec, TsFilePhysicalCodec};
 
 pub mod stores;
 
@@ -128,13 +128,15 @@ pub async fn connect_with(url: &str, config: SessionConfig) -> Result<SessionCon
     connect_with_stores(url, config, ClusterStores::new(StoreCredentials::Environment)).await
 }
 
-/// [`connect_with`] whose S3 requests are signed by `stores`' credentials.
+/// [`connect_with`] whose S3 requests are signed by `stores`' credentials. URL tables
+/// (`SELECT … FROM 's3://bucket/dir/'`) are enabled.
 pub async fn connect_with_stores(url: &str, config: SessionConfig, stores: Arc<ClusterStores>) -> Result<SessionContext> {
     let runtime = stores.runtime(&config)?;
     let state = SessionStateBuilder::new().with_default_features().with_config(config).with_runtime_env(runtime).build();
     let ctx = SessionContext::remote_with_state(url, state).await?;
     register_tsfile_format(&ctx)?;
-    Ok(ctx)
+    // URL tables over TsFiles are TsFileTables, which plans carry to the scheduler.
+    Ok(enable_tsfile_url_tables(ctx))
 }
 
 /// Scheduler settings with the TsFile codecs, listening on `bind`; S3 requests (footers

@@ -175,7 +175,7 @@ fn test_cluster_reads_s3_with_settings_from_the_session_and_credentials_of_its_o
     rt.block_on(async {
         put_sample_twice(&endpoint).await;
         let path = format!("{}/", dir.display());
-        let local = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(4));
+        let local = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(4)).enable_url_table();
         register_tsfile_format(&local).unwrap();
         register(&local, &path).await;
 
@@ -210,6 +210,25 @@ fn test_cluster_reads_s3_with_settings_from_the_session_and_credentials_of_its_o
         remote.sql("CREATE EXTERNAL TABLE ddl STORED AS TSFILE LOCATION 's3://iot/cluster/'").await.unwrap();
         let got = run(&remote, "SELECT region, count(*) FROM ddl GROUP BY region").await;
         assert_eq!(got, run(&local, "SELECT region, count(*) FROM weather GROUP BY region").await);
+
+        // Tables from a URL and from DDL with declared columns travel too.
+        let got = ordered(&remote, "SELECT region, count(*) FROM 's3://iot/cluster/' GROUP BY region ORDER BY region").await;
+        let want = ordered(&local, "SELECT region, count(*) FROM weather GROUP BY region ORDER BY region").await;
+        assert_eq!(got, want);
+        let got = ordered(&remote, "SELECT count(*), max(pressure) FROM 's3://iot/cluster/a.tsfile'").await;
+        assert_eq!(got, ordered(&local, &format!("SELECT count(*), max(pressure) FROM '{path}a.tsfile'")).await);
+        remote
+            .sql("CREATE EXTERNAL TABLE decl (time TIMESTAMP, device VARCHAR, temperature FLOAT) STORED AS TSFILE LOCATION 's3://iot/cluster/'")
+            .await
+            .unwrap();
+        let sql = "SELECT device, count(*), min(time), round(avg(CAST(temperature AS DOUBLE)), 3) AS t FROM decl \
+                   WHERE time < TIMESTAMP '2024-01-02T12:00:00' GROUP BY device ORDER BY device";
+        let want_sql = "SELECT CAST(device AS VARCHAR) AS device, count(*), min(CAST(time AS TIMESTAMP(9))), \
+                        round(avg(CAST(CAST(temperature AS FLOAT) AS DOUBLE)), 3) AS t FROM weather \
+                        WHERE time < TIMESTAMP '2024-01-02T12:00:00' GROUP BY 1 ORDER BY 1";
+        let want = ordered(&local, want_sql).await;
+        assert_eq!(want.len(), 300);
+        assert_eq!(ordered(&remote, sql).await, want);
 
         // What the client ships (its settings, the plans) and shows carries no credentials.
         let shipped: String =

@@ -44,6 +44,7 @@ mod table_options;
 mod time_bounds;
 mod tree;
 mod tree_scan;
+mod url_table;
 
 pub use aggregate::{StatisticsAggregateExec, TsFileStatisticsAggregate};
 pub use format::{TsFileFormat, TsFileFormatFactory, TSFILE_EXTENSION};
@@ -58,3 +59,4 @@ pub use session_options::TsFileSessionOptions;
 pub use source::TsFileSource;
 pub use table::{register_tsfile, register_tsfile_format, register_tsfile_schema, TsFileTable, TsFileTableFactory};
 pub use table_options::TsFileTableOptions;
+pub use url_table::{enable_tsfile_url_tables, TsFileUrlTableFactory};

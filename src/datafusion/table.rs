@@ -12,14 +12,16 @@ use std::sync::Arc;
 
 use arrow_schema::{DataType, SchemaRef};
 use async_trait::async_trait;
+use datafusion::catalog::view::ViewTable;
 use datafusion::catalog::{MemorySchemaProvider, SchemaProvider, Session, TableProvider, TableProviderFactory};
 use datafusion::common::{DataFusionError, Result, Statistics, TableReference};
 use datafusion::datasource::file_format::FileFormatFactory;
 use datafusion::datasource::listing::{ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl};
 use datafusion::datasource::provider::DefaultTableFactory;
+use datafusion::datasource::provider_as_source;
 use datafusion::execution::cache::cache_manager::FileStatisticsCache;
 use datafusion::execution::SessionStateBuilder;
-use datafusion::logical_expr::CreateExternalTable;
+use datafusion::logical_expr::{cast, CreateExternalTable, LogicalPlanBuilder};
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
@@ -203,8 +205,14 @@ impl TableProvider for TsFileTable {
 /// plans can carry, see the `proto` feature). Options are the session's `tsfile.*` defaults
 /// overridden by the statement's; `PARTITIONED BY (col, ...)` columns (or, unless
 /// `datafusion.execution.listing_table_factory_infer_partitions` is off, the `key=value`
-/// directories found) become string partition columns. A statement that declares its own
-/// columns, an ordering or `UNBOUNDED` gets DataFusion's generic listing table instead.
+/// directories found) become string partition columns.
+///
+/// A statement that declares its columns (`CREATE EXTERNAL TABLE t (time TIMESTAMP, device
+/// VARCHAR, temperature DOUBLE) …`) gets exactly those, in that order: a view casting the
+/// files' columns to the declared types (SQL `CAST` semantics: a value that does not
+/// convert is an error), the files' other columns left out; declaring a column no file
+/// holds is an error. A statement with an ordering (`WITH ORDER`) or `UNBOUNDED` gets
+/// DataFusion's generic listing table instead.
 #[derive(Debug, Default)]
 pub struct TsFileTableFactory {
     fallback: DefaultTableFactory,
@@ -213,7 +221,7 @@ pub struct TsFileTableFactory {
 #[async_trait]
 impl TableProviderFactory for TsFileTableFactory {
     async fn create(&self, state: &dyn Session, cmd: &CreateExternalTable) -> Result<Arc<dyn TableProvider>> {
-        if !cmd.schema.fields().is_empty() || !cmd.order_exprs.is_empty() || cmd.unbounded {
+        if !cmd.order_exprs.is_empty() || cmd.unbounded {
             return self.fallback.create(state, cmd).await;
         }
         let format = TsFileFormatFactory::new().create(state, &cmd.options)?;
@@ -221,6 +229,9 @@ impl TableProviderFactory for TsFileTableFactory {
             .downcast_ref::<TsFileFormat>()
             .map(|f| f.options().clone())
             .ok_or_else(|| DataFusionError::Internal("TsFile format factory made another format".into()))?;
+        if !cmd.schema.fields().is_empty() {
+            return declared_table(state, cmd, options).await;
+        }
         let paths: Vec<&str> = cmd.locations.iter().map(String::as_str).collect();
         let mut names = cmd.table_partition_cols.clone();
         if names.is_empty() && state.config_options().execution.listing_table_factory_infer_partitions {
@@ -233,6 +244,39 @@ impl TableProviderFactory for TsFileTableFactory {
         let table = TsFileTable::try_new_partitioned(state, &paths, options, parts).await?;
         Ok(Arc::new(table.with_definition(cmd.definition.clone())))
     }
+}
+
+/// The table of a statement that declares its columns (see [`TsFileTableFactory`]): a view
+/// casting the columns of the TsFile table the files hold (schema inferred from their
+/// footers, partition columns included) to the declared types. Filters, pruning and
+/// statistics work on the files' own types below the casts, and plans carry the view (its
+/// TsFile table travels with it). A declared column no file holds is an error.
+async fn declared_table(
+    state: &dyn Session,
+    cmd: &CreateExternalTable,
+    options: TsFileReadOptions,
+) -> Result<Arc<dyn TableProvider>> {
+    let paths: Vec<&str> = cmd.locations.iter().map(String::as_str).collect();
+    let parts = cmd.table_partition_cols.iter().map(|n| (n.clone(), partition_type())).collect();
+    let files = Arc::new(TsFileTable::try_new_partitioned(state, &paths, options, parts).await?);
+    let native = files.schema();
+    let mut columns = Vec::with_capacity(cmd.schema.fields().len());
+    for f in cmd.schema.fields() {
+        let Ok(found) = native.field_with_name(f.name()) else {
+            let have: Vec<&str> = native.fields().iter().map(|f| f.name().as_str()).collect();
+            return Err(DataFusionError::Plan(format!(
+                "column '{}' is declared but no file of {} holds it (their columns: {})",
+                f.name(),
+                cmd.locations.join(", "),
+                have.join(", ")
+            )));
+        };
+        let column = Expr::Column(datafusion::common::Column::from_name(found.name()));
+        let expr = if found.data_type() == f.data_type() { column } else { cast(column, f.data_type().clone()) };
+        columns.push(expr.alias(f.name()));
+    }
+    let plan = LogicalPlanBuilder::scan(cmd.name.clone(), provider_as_source(files), None)?.project(columns)?.build()?;
+    Ok(Arc::new(ViewTable::new(plan, cmd.definition.clone())))
 }
 
 /// The type DataFusion gives partition columns it infers: dictionary-encoded strings.

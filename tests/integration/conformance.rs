@@ -42,6 +42,10 @@ pub fn cell(a: &ArrayRef, i: usize) -> Value {
         DataType::Float32 => json!(format!("f32:{:08x}", a.as_primitive::<Float32Type>().value(i).to_bits())),
         DataType::Float64 => json!(format!("f64:{:016x}", a.as_primitive::<Float64Type>().value(i).to_bits())),
         DataType::Utf8 => json!(a.as_string::<i32>().value(i)),
+        DataType::Utf8View => json!(a.as_string_view().value(i)),
+        DataType::Timestamp(unit, _) => {
+            json!(format!("{unit:?}:{}", datafusion::arrow::util::display::array_value_to_string(a, i).unwrap()))
+        }
         DataType::Binary => json!(a.as_binary::<i32>().value(i).iter().map(|b| format!("{b:02x}")).collect::<String>()),
         DataType::Dictionary(_, _) => {
             let d = a.as_dictionary::<Int32Type>();

@@ -15,7 +15,7 @@ use datafusion_proto::bytes::{
 };
 use datafusion_tsfile::crypto::{EncryptionKeys, MasterKey};
 use datafusion_tsfile::datafusion::{
-    register_tsfile_format, TsFileLogicalCodec, TsFilePhysicalCodec, TsFileReadOptions, TsFileTable,
+    enable_tsfile_url_tables, register_tsfile_format, TsFileLogicalCodec, TsFilePhysicalCodec, TsFileReadOptions, TsFileTable,
 };
 
 use crate::common::{corpus_dir, repo_path};
@@ -353,5 +353,42 @@ fn test_statistics_aggregate_travels_as_the_aggregation_it_replaced() {
         let exact =
             |r: &Vec<Vec<String>>| r.iter().map(|row| (row[0].clone(), row[1].clone(), row[3].clone())).collect::<Vec<_>>();
         assert_eq!(exact(&a), exact(&b));
+    });
+}
+
+#[test]
+fn test_url_tables_and_declared_columns_travel_in_logical_plans() {
+    block_on(async {
+        let c = enable_tsfile_url_tables(session(4));
+        let dir = std::env::temp_dir().join(format!("tsfile-url-tables-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let csv = dir.join("n.csv");
+        std::fs::write(&csv, "a,b\n1,2\n3,4\n").unwrap();
+        let p = sample();
+        // A TsFile URL is a TsFileTable; any other stays DataFusion's.
+        let t = c.table_provider(datafusion::common::TableReference::bare(p.as_str())).await.unwrap();
+        assert!(t.downcast_ref::<TsFileTable>().is_some(), "a TsFile URL table is a TsFileTable");
+        let n = rows_of(&c.sql(&format!("SELECT count(*) FROM '{}'", csv.display())).await.unwrap().collect().await.unwrap());
+        assert_eq!(n, [["2".to_string()]]);
+        c.sql(&format!(
+            "CREATE EXTERNAL TABLE decl (time TIMESTAMP, device VARCHAR, temperature FLOAT) STORED AS TSFILE LOCATION '{p}'"
+        ))
+        .await
+        .unwrap();
+        let codec = TsFileLogicalCodec::default();
+        for sql in [
+            format!("SELECT region, count(*), max(pressure) FROM '{p}' GROUP BY region ORDER BY region"),
+            "SELECT device, count(*), min(time), max(temperature) FROM decl WHERE time > TIMESTAMP '2024-01-02T03:00:00' GROUP BY device ORDER BY device".to_string(),
+        ] {
+            let plan = c.sql(&sql).await.unwrap().into_optimized_plan().unwrap();
+            let bytes = logical_plan_to_bytes_with_extension_codec(&plan, &codec).unwrap();
+            let there = session(2);
+            let decoded = logical_plan_from_bytes_with_extension_codec(&bytes, &there.task_ctx(), &codec).unwrap();
+            let want = rows_of(&c.execute_logical_plan(plan).await.unwrap().collect().await.unwrap());
+            let got = rows_of(&there.execute_logical_plan(decoded).await.unwrap().collect().await.unwrap());
+            assert!(!want.is_empty(), "{sql}");
+            assert_same_rows(&got, &want, &sql);
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     });
 }

@@ -618,3 +618,60 @@ fn test_failing_pruning_predicate_keeps_every_unit_and_counts_errors() {
         assert!(metric(&plan, "predicate_evaluation_errors") >= 1, "{}", metric(&plan, "predicate_evaluation_errors"));
     });
 }
+
+#[test]
+fn test_ddl_with_declared_columns_reads_those_columns_as_declared() {
+    let sample = repo_path("data/sample.tsfile");
+    let p = sample.to_str().unwrap().to_string();
+    block_on(async {
+        let c = ctx(4);
+        register_tsfile_format(&c).unwrap();
+        register_tsfile(&c, "w", &[&p], TsFileReadOptions::default()).await.unwrap();
+        c.sql(&format!(
+            "CREATE EXTERNAL TABLE d (temperature FLOAT, time TIMESTAMP, device VARCHAR, pressure DOUBLE) \
+             STORED AS TSFILE LOCATION '{p}'"
+        ))
+        .await
+        .unwrap();
+        let t = c.table_provider("d").await.unwrap();
+        let fields: Vec<String> = t.schema().fields().iter().map(|f| format!("{} {}", f.name(), f.data_type())).collect();
+        assert_eq!(fields, ["temperature Float32", "time Timestamp(ns)", "device Utf8View", "pressure Float64"]);
+        let all = |sql: &str| {
+            let c = c.clone();
+            let sql = sql.to_string();
+            async move { rows_of(&c.sql(&sql).await.unwrap().collect().await.unwrap()) }
+        };
+        // Declared types are casts of the files' columns (the time unit converted, not
+        // relabelled), with filters and aggregates on them.
+        let got = all("SELECT device, count(*), sum(CAST(temperature AS DOUBLE)), min(time), max(pressure) FROM d \
+                       WHERE time >= TIMESTAMP '2024-01-02T00:00:00' GROUP BY device ORDER BY device")
+        .await;
+        let want = all("SELECT CAST(device AS VARCHAR), count(*), sum(CAST(CAST(temperature AS FLOAT) AS DOUBLE)), \
+             min(CAST(time AS TIMESTAMP(9))), max(CAST(pressure AS DOUBLE)) FROM w WHERE time >= TIMESTAMP '2024-01-02T00:00:00' \
+             GROUP BY 1 ORDER BY 1")
+        .await;
+        assert_eq!(got.len(), 300);
+        assert_eq!(got, want);
+        let got = all("SELECT time, temperature FROM d WHERE device = 'ws-north-3-7' ORDER BY time DESC LIMIT 3").await;
+        let want = all("SELECT CAST(time AS TIMESTAMP(9)) AS t, CAST(temperature AS FLOAT) FROM w WHERE device = 'ws-north-3-7' ORDER BY t DESC LIMIT 3").await;
+        assert_eq!(got, want);
+        assert_eq!(all("SELECT count(*) FROM d").await, all("SELECT count(*) FROM w").await);
+        // The files' other columns are not part of it.
+        let e = c.sql("SELECT humidity FROM d").await.unwrap_err().to_string();
+        assert!(e.contains("humidity"), "{e}");
+        // A declared column no file holds: an error naming it and what there is.
+        let e = c
+            .sql(&format!("CREATE EXTERNAL TABLE typo (time TIMESTAMP, temprature DOUBLE) STORED AS TSFILE LOCATION '{p}'"))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("'temprature' is declared but no file") && e.contains("temperature"), "{e}");
+        // A declared type the values do not convert to: an error, not nulls.
+        c.sql(&format!("CREATE EXTERNAL TABLE bad (device INT) STORED AS TSFILE LOCATION '{p}'")).await.unwrap();
+        let e = match c.sql("SELECT * FROM bad").await {
+            Ok(df) => df.collect().await.unwrap_err().to_string(),
+            Err(e) => e.to_string(),
+        };
+        assert!(e.contains("ws-") || e.contains("Int32"), "{e}");
+    });
+}
