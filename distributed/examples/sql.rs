@@ -5,12 +5,11 @@
 //! ```text
 //! cargo run -p tsfile-ballista --example sql -- --scheduler df://localhost:50050 \
 //!     --table weather --path "$PWD/data/" \
-//!     "SELECT CAST(region AS VARCHAR) AS region, count(*) FROM weather GROUP BY 1 ORDER BY 1"
+//!     "SELECT region, count(*) FROM weather GROUP BY region ORDER BY region"
 //! ```
 //!
-//! (Ballista 55 cannot sort dictionary columns such as TAGs: cast them first.)
-//!
-//! With `--in-process N` it starts its own scheduler and N executors instead.
+//! With `--in-process N` it starts its own scheduler and N executors instead; `--set
+//! s3.endpoint=http://…` (repeatable) sets session settings, which travel with each job.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -37,6 +36,9 @@ struct Args {
     /// Which TsFile table of the files (when they hold several).
     #[arg(long)]
     tsfile_table: Option<String>,
+    /// Session settings `key=value` (e.g. `s3.endpoint=http://127.0.0.1:9000`), repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    settings: Vec<String>,
     /// Statements to run, in order.
     #[arg(required = true)]
     sql: Vec<String>,
@@ -48,7 +50,14 @@ async fn run(args: Args) -> datafusion::common::Result<()> {
         None => None,
     };
     let url = cluster.as_ref().map(|c| c.url().to_string()).unwrap_or(args.scheduler);
-    let ctx = tsfile_ballista::connect(&url).await?;
+    let mut config = tsfile_ballista::client_config();
+    for kv in &args.settings {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| datafusion::common::DataFusionError::Configuration(format!("--set '{kv}': expected KEY=VALUE")))?;
+        config.options_mut().set(k, v)?;
+    }
+    let ctx = tsfile_ballista::connect_with(&url, config).await?;
     let mut options = TsFileReadOptions::default();
     if let Some(t) = args.tsfile_table {
         options = options.with_table(t);
