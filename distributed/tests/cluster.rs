@@ -20,7 +20,7 @@ use datafusion_tsfile::datafusion::{register_tsfile_format, TsFileReadOptions, T
 use futures::TryStreamExt;
 use object_store::aws::AmazonS3Builder;
 use object_store::path::Path as StorePath;
-use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use object_store::{ObjectStoreExt, PutPayload};
 use tsfile_ballista::stores::{ClusterStores, StoreCredentials};
 use tsfile_ballista::InProcessCluster;
 
@@ -229,6 +229,11 @@ fn test_cluster_reads_s3_with_settings_from_the_session_and_credentials_of_its_o
         let want = ordered(&local, want_sql).await;
         assert_eq!(want.len(), 300);
         assert_eq!(ordered(&remote, sql).await, want);
+
+        // HTTP(S) locations need no settings: every process makes the store of the origin.
+        let http = &servers::servers().http;
+        let got = ordered(&remote, &format!("SELECT region, count(*) FROM '{http}/sample.tsfile' GROUP BY region ORDER BY region")).await;
+        assert_eq!(got, ordered(&local, &format!("SELECT region, count(*) FROM '{path}a.tsfile' GROUP BY region ORDER BY region")).await);
 
         // What the client ships (its settings, the plans) and shows carries no credentials.
         let shipped: String =
