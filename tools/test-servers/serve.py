@@ -9,9 +9,13 @@ Starts, in one process:
   whole file (status 200, ``Range`` ignored) and ``/cut/<path>`` announces the whole length
   but closes the connection halfway through the body.
 
-When both listen, prints one JSON line ``{"s3": "http://127.0.0.1:…", "http": "http://…"}``
-and serves until its standard input is closed (the test process that started it exited),
-then stops. By hand::
+* with ``--auth-bucket NAME``, a second moto S3 server (its own process) that checks
+  signatures: it holds bucket NAME and one IAM user allowed ``s3:*``, whose access key and
+  secret it reports; any other credentials are refused as by AWS.
+
+When all listen, prints one JSON line ``{"s3": "http://127.0.0.1:…", "http": "http://…"}``
+(plus ``"auth_s3"``, ``"auth_key"``, ``"auth_secret"`` with ``--auth-bucket``) and serves
+until its standard input is closed (the test process that started it exited), then stops. By hand::
 
     python3 -m venv target/test-venv
     target/test-venv/bin/pip install -r tools/test-servers/requirements.txt
@@ -74,6 +78,31 @@ class Handler(RangeRequestHandler):
             super().do_HEAD()
 
 
+def serve_authenticated_s3(bucket, conn):
+    """Run in a fresh interpreter, started with ``INITIAL_NO_AUTH_ACTION_COUNT=4`` in its
+    environment (moto reads it when imported, and counts requests process-wide): the first
+    four requests (making the user, its key, its policy and the bucket) go unchecked; every
+    later one must be signed with the user's key."""
+    import boto3
+    from moto.server import ThreadedMotoServer as Moto
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    server = Moto(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    endpoint = f"http://{host}:{port}"
+    anonymous = dict(endpoint_url=endpoint, aws_access_key_id="setup", aws_secret_access_key="setup", region_name="us-east-1")
+    iam = boto3.client("iam", **anonymous)
+    iam.create_user(UserName="reader")
+    key = iam.create_access_key(UserName="reader")["AccessKey"]
+    policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}
+    iam.put_user_policy(UserName="reader", PolicyName="s3", PolicyDocument=json.dumps(policy))
+    boto3.client("s3", **anonymous).create_bucket(Bucket=bucket)
+    conn.send({"auth_s3": endpoint, "auth_key": key["AccessKeyId"], "auth_secret": key["SecretAccessKey"]})
+    conn.recv()  # until the parent says stop (or dies: then recv raises)
+    server.stop()
+
+
 class Server(ThreadingHTTPServer):
     """Threads per request; a client hanging up (as the fault tests do) is no error."""
 
@@ -88,7 +117,22 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--http-root", required=True, help="directory the HTTP server serves")
     parser.add_argument("--bucket", action="append", default=[], help="an S3 bucket to create (repeatable)")
+    parser.add_argument("--auth-bucket", help="also start an S3 server that checks credentials, with this bucket")
     args = parser.parse_args()
+
+    urls = {}
+    auth = None
+    if args.auth_bucket:
+        import multiprocessing
+
+        spawn = multiprocessing.get_context("spawn")
+        ours, theirs = spawn.Pipe()
+        auth = spawn.Process(target=serve_authenticated_s3, args=(args.auth_bucket, theirs), daemon=True)
+        # The child's moto reads this at import; ours has already read its own setting.
+        os.environ["INITIAL_NO_AUTH_ACTION_COUNT"] = "4"
+        auth.start()
+        del os.environ["INITIAL_NO_AUTH_ACTION_COUNT"]
+        urls.update(ours.recv())
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     s3 = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
@@ -111,11 +155,15 @@ def main():
     http = Server(("127.0.0.1", 0), handler)
     threading.Thread(target=http.serve_forever, daemon=True).start()
 
-    print(json.dumps({"s3": f"http://{s3_host}:{s3_port}", "http": f"http://127.0.0.1:{http.server_port}"}), flush=True)
+    urls.update(s3=f"http://{s3_host}:{s3_port}", http=f"http://127.0.0.1:{http.server_port}")
+    print(json.dumps(urls), flush=True)
     # Serve until the parent closes our standard input (or exits).
     sys.stdin.read()
     http.shutdown()
     s3.stop()
+    if auth is not None:
+        ours.send("stop")
+        auth.join(timeout=10)
 
 
 if __name__ == "__main__":

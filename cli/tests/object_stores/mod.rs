@@ -15,13 +15,18 @@ use super::{root, sample_facts, scratch, sql_rows};
 
 /// Put `bytes` at `key` in bucket `iot`.
 fn put(key: &str, bytes: Vec<u8>) {
+    put_in(&servers().s3, "iot", ("test", "test"), key, bytes);
+}
+
+/// Put `bytes` at `key` in `bucket` of the S3 server at `endpoint`, signed with `credentials`.
+fn put_in(endpoint: &str, bucket: &str, credentials: (&str, &str), key: &str, bytes: Vec<u8>) {
     let store = AmazonS3Builder::new()
-        .with_endpoint(&servers().s3)
+        .with_endpoint(endpoint)
         .with_allow_http(true)
         .with_region("us-east-1")
-        .with_bucket_name("iot")
-        .with_access_key_id("test")
-        .with_secret_access_key("test")
+        .with_bucket_name(bucket)
+        .with_access_key_id(credentials.0)
+        .with_secret_access_key(credentials.1)
         .build()
         .unwrap();
     let store: Arc<dyn ObjectStore> = Arc::new(store);
@@ -328,4 +333,46 @@ fn fmt_thousands(n: u64) -> String {
         out.push(c);
     }
     out
+}
+
+#[test]
+fn test_wrong_credentials_are_one_line_errors_naming_the_url() {
+    let s = servers();
+    let (key, secret) = (s.auth_key.0.as_str(), s.auth_key.1.as_str());
+    put_in(&s.auth_s3, "locked", (key, secret), "fleet/a.tsfile", sample_bytes());
+    let ddl = |key: &str, secret: &str| {
+        format!(
+            "CREATE EXTERNAL TABLE w STORED AS TSFILE LOCATION 's3://locked/fleet/' OPTIONS ('aws.access_key_id' '{key}', \
+             'aws.secret_access_key' '{secret}', 'aws.region' 'us-east-1', 'aws.endpoint' '{}', 'aws.allow_http' 'true')",
+            s.auth_s3
+        )
+    };
+    // The server's own user reads.
+    let rows = sql_rows_env(&[&ddl(key, secret), "SELECT count(*) AS n FROM w"], &[]);
+    assert_eq!(rows[0]["n"], sample_facts()["row_count"]);
+    // A wrong secret, an unknown key: refused by the server, a clear error, no panic.
+    for (k, sec, code) in
+        [(key, "WRONG-SECRET-0000", "SignatureDoesNotMatch"), ("AKIANOSUCHUSER00000", secret, "InvalidAccessKeyId")]
+    {
+        let (ok, _, err) = tsfile_env(&["sql", "-q", "-c", &ddl(k, sec), "-c", "SELECT count(*) FROM w"], &[]);
+        assert!(!ok, "{k}: {err}");
+        let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+        assert_eq!(lines.len(), 1, "one line: {err}");
+        // datafusion-cli checks the bucket while creating the table (as for Parquet): its
+        // error names the bucket, not the server's reason ({code}).
+        assert!(err.contains("bucket 'locked'") || err.contains("s3://locked/fleet/"), "names the location ({code}): {err}");
+        assert!(!err.contains(sec) && !err.contains("panicked"), "{err}");
+    }
+    // Environment credentials that the server refuses: the same for tsfile_metadata.
+    let mut env = vec![
+        ("AWS_ACCESS_KEY_ID", key),
+        ("AWS_SECRET_ACCESS_KEY", "WRONG-SECRET-1111"),
+        ("AWS_REGION", "us-east-1"),
+        ("AWS_ALLOW_HTTP", "true"),
+    ];
+    env.push(("AWS_ENDPOINT", s.auth_s3.as_str()));
+    let (ok, _, err) =
+        tsfile_env(&["sql", "-q", "-c", "SELECT count(*) FROM tsfile_metadata('s3://locked/fleet/a.tsfile')"], &env);
+    assert!(!ok && err.lines().filter(|l| !l.trim().is_empty()).count() == 1, "{err}");
+    assert!(err.contains("locked/fleet/a.tsfile") && !err.contains("WRONG-SECRET-1111"), "{err}");
 }

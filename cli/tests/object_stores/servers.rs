@@ -21,6 +21,10 @@ pub struct Servers {
     pub s3: String,
     /// The HTTP server over `data/` (`http://127.0.0.1:port`).
     pub http: String,
+    /// A second moto S3 endpoint that checks signatures; bucket `locked` exists.
+    pub auth_s3: String,
+    /// The access key id and secret of its one user (allowed `s3:*`).
+    pub auth_key: (String, String),
     /// Held so its standard input stays open while this process lives.
     _child: Mutex<Child>,
 }
@@ -72,7 +76,7 @@ fn start() -> Servers {
         .arg(root().join("tools/test-servers/serve.py"))
         .arg("--http-root")
         .arg(root().join("data"))
-        .args(["--bucket", "iot"])
+        .args(["--bucket", "iot", "--auth-bucket", "locked"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -83,9 +87,12 @@ fn start() -> Servers {
     BufReader::new(stdout).read_line(&mut line).unwrap();
     let urls: serde_json::Value =
         serde_json::from_str(&line).unwrap_or_else(|e| panic!("serve.py did not start ({e}): {line:?}"));
+    let text = |k: &str| urls[k].as_str().unwrap_or_else(|| panic!("serve.py: no '{k}' in {line:?}")).to_string();
     Servers {
-        s3: urls["s3"].as_str().unwrap().to_string(),
-        http: urls["http"].as_str().unwrap().to_string(),
+        s3: text("s3"),
+        http: text("http"),
+        auth_s3: text("auth_s3"),
+        auth_key: (text("auth_key"), text("auth_secret")),
         _child: Mutex::new(child),
     }
 }
