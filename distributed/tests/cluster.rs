@@ -5,6 +5,8 @@
 //! through the session and each process signing with its own credentials.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+// Shared with the CLI tests, which use the signature-checking server this test does not.
+#[allow(dead_code)]
 #[path = "../../cli/tests/object_stores/servers.rs"]
 mod servers;
 
