@@ -49,9 +49,11 @@ def profile(text):
 
 
 def answer(text):
-    """The CSV answer: the lines before the first blank line or profiling banner."""
+    """The CSV answer: the lines before the first blank line or the profiling report (none for an empty answer)."""
     out = []
     for line in text.splitlines():
+        if line.startswith("Object Store Profiling"):
+            break
         if not line.strip() or line.startswith(("Object Store Profiling", "Elapsed", "tsfile sql")) or re.match(r"\d+ row", line):
             if out:
                 break
