@@ -411,7 +411,8 @@ impl FileFormat for TsFileFormat {
             s.num_rows = Precision::Exact(0);
             return Ok(s);
         }
-        file_statistics(&m, &table, &table_schema).map_err(|e| df_err(e.in_file(&m.location)))
+        m.statistics_with(&table, &table_schema, || file_statistics(&m, &table, &table_schema))
+            .map_err(|e| df_err(e.in_file(&m.location)))
     }
 
     async fn create_physical_plan(&self, _state: &dyn Session, conf: FileScanConfig) -> Result<Arc<dyn ExecutionPlan>> {

@@ -57,6 +57,8 @@ pub struct FileMeta {
     tables: Mutex<HashMap<String, Arc<TableMeta>>>,
     trees: Mutex<HashMap<String, Arc<TreeMeta>>>,
     chunk_starts: std::sync::OnceLock<std::result::Result<Vec<u64>, String>>,
+    /// File statistics by table and table schema, computed once (planning asks on every query).
+    statistics: Mutex<HashMap<(String, arrow_schema::SchemaRef), datafusion::common::Statistics>>,
 }
 
 impl FileMeta {
@@ -147,6 +149,25 @@ impl FileMeta {
                 self.location
             ))),
         }
+    }
+
+    /// The statistics of `table` for `schema`, computed by `compute` on first use and kept
+    /// with the footer (a failure is returned, not kept).
+    pub fn statistics_with(
+        &self,
+        table: &str,
+        schema: &arrow_schema::SchemaRef,
+        compute: impl FnOnce() -> Result<datafusion::common::Statistics>,
+    ) -> Result<datafusion::common::Statistics> {
+        let key = (table.to_string(), schema.clone());
+        if let Some(s) = self.statistics.lock().ok().and_then(|m| m.get(&key).cloned()) {
+            return Ok(s);
+        }
+        let s = compute()?;
+        if let Ok(mut m) = self.statistics.lock() {
+            m.insert(key, s.clone());
+        }
+        Ok(s)
     }
 
     /// The per-key view of a tree-model path prefix (computed once).
@@ -409,6 +430,7 @@ impl MetadataCache {
             tables: Mutex::new(HashMap::new()),
             trees: Mutex::new(HashMap::new()),
             chunk_starts: std::sync::OnceLock::new(),
+            statistics: Mutex::new(HashMap::new()),
         });
         let cost = LoadCost {
             nanos: u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX),

@@ -27,7 +27,8 @@ use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 use object_store::ObjectStore;
 
-use crate::arrow::batch::{assemble_batches, ColumnSource};
+use crate::arrow::batch::ColumnSource;
+use crate::arrow::device_batches::DeviceBatcher;
 use crate::datafusion::errors::{df_err, url_file_name};
 use crate::datafusion::file_scan::FileScan;
 use crate::datafusion::metadata::{DeviceMeta, MetadataCache, TableMeta};
@@ -41,7 +42,7 @@ use crate::datafusion::time_bounds::time_bounds;
 use crate::datafusion::tree_scan::TreeScan;
 use crate::format::{FileReader, TsDataType};
 use crate::io::RangeSource;
-use crate::read::aligned::{plan_chunk_groups, read_chunk_group_in, AlignedChunkGroup, GroupPageStats, ValuePageStats};
+use crate::read::aligned::{plan_chunk_groups, read_chunk_group_into, AlignedChunkGroup, GroupPageStats, ValuePageStats};
 use crate::read::DecodeBudget;
 use crate::stats::trust::without_lossy_values;
 
@@ -133,27 +134,31 @@ impl FileOpener for TsFileOpener {
                 .filter(|c| crate::stats::trust::lossy_float_encoding(c.data_type, c.encoding))
                 .map(|c| c.name.clone())
                 .collect();
-            let ctx = Arc::new(ScanContext { file: file_scan, table: tmeta.clone(), roles, lossy });
+            let layout = ScanLayout::new(&file_scan, &tmeta, &roles);
+            let ctx = Arc::new(ScanContext { file: file_scan, table: tmeta.clone(), roles, lossy, layout });
             let devices = ctx.prune_devices(owned);
-            let plans = devices.into_iter().map(|i| ctx.plan_device(i)).collect::<Result<Vec<_>>>()?;
-            // Runs of devices fetched with one coalesced request; the next run is fetched
+            // Runs of devices fetched with one coalesced request, planned as the scan goes
+            // (memory follows the run, not the file's device count); the next run is fetched
             // (on the object store's I/O threads) while this one is decoded.
-            let runs = fetch_runs(plans.into_iter().flatten().collect(), FETCH_RUN_BYTES);
+            let runs = FetchRuns { ctx: ctx.clone(), devices: devices.into_iter(), next: None, max_bytes: FETCH_RUN_BYTES };
             let fetch_ctx = ctx.clone();
             let stream = futures::stream::iter(runs)
                 .map(move |run| {
                     let ctx = fetch_ctx.clone();
-                    async move { ctx.fetch_run(run).await }
+                    async move { ctx.fetch_run(run?).await }
                 })
                 .buffered(PREFETCH_RUNS)
-                .map_ok(move |(view, run)| {
-                    let ctx = ctx.clone();
-                    futures::stream::iter(run)
-                        .map(move |plan| ctx.decode_device(&view, plan))
-                        .map_ok(|b| futures::stream::iter(b.into_iter().map(Ok)))
-                        .try_flatten()
+                .map(move |fetched| {
+                    let batches: Box<dyn Iterator<Item = Result<RecordBatch>> + Send> = match fetched {
+                        Ok((view, run)) => match RunBatches::new(ctx.clone(), view, run) {
+                            Ok(run) => Box::new(run),
+                            Err(e) => Box::new(std::iter::once(Err(e))),
+                        },
+                        Err(e) => Box::new(std::iter::once(Err(e))),
+                    };
+                    futures::stream::iter(batches)
                 })
-                .try_flatten();
+                .flatten();
             Ok(with_limit(stream.boxed(), this.limit))
         }))
     }
@@ -170,30 +175,148 @@ struct DevicePlan {
     index: usize,
     /// Chunk groups that survived pruning.
     groups: Vec<AlignedChunkGroup>,
-    /// Projected fields: position among the schema's fields, type.
-    projected_fields: Vec<(usize, TsDataType)>,
     /// Byte ranges of the chunks to fetch.
     ranges: Vec<Range<u64>>,
 }
 
-/// Split device plans (in scan order) into runs of about `max_bytes` of chunks each.
-fn fetch_runs(plans: Vec<DevicePlan>, max_bytes: u64) -> Vec<Vec<DevicePlan>> {
-    let mut runs: Vec<Vec<DevicePlan>> = Vec::new();
-    let mut bytes = 0u64;
-    for p in plans {
-        let size: u64 = p.ranges.iter().map(|r| r.end.saturating_sub(r.start)).sum();
-        match runs.last_mut() {
-            Some(run) if bytes.saturating_add(size) <= max_bytes => {
-                bytes += size;
-                run.push(p);
+/// What every device of one scan shares: the file schema's FIELD columns, the projected
+/// ones and where each output column comes from (computed once per file and partition, not
+/// per device).
+struct ScanLayout {
+    /// FIELD columns of the file schema, in schema order (chunk-group pruning sees them all).
+    field_names: Vec<String>,
+    /// Projected fields: position in `field_names`, type.
+    projected_fields: Vec<(usize, TsDataType)>,
+    /// Types of the projected fields, in decoding order.
+    types: Vec<TsDataType>,
+    /// Output columns' sources, in projection order.
+    sources: Vec<ColumnSource>,
+}
+
+impl ScanLayout {
+    fn new(file: &FileScan, table: &TableMeta, roles: &[ColumnRole]) -> Self {
+        let field_names: Vec<String> =
+            roles.iter().filter_map(|r| if let ColumnRole::Field(n) = r { Some(n.clone()) } else { None }).collect();
+        let mut projected_fields: Vec<(usize, TsDataType)> = Vec::new();
+        let mut sources = Vec::with_capacity(file.indices.len());
+        for &i in &file.indices {
+            sources.push(match roles.get(i) {
+                Some(ColumnRole::Time) => ColumnSource::Time,
+                Some(ColumnRole::Tag(seg)) => ColumnSource::Tag(*seg),
+                Some(ColumnRole::Field(n)) => match field_names.iter().position(|f| f == n) {
+                    Some(pos) => {
+                        let ty = table.schema.columns.iter().find(|c| c.name == *n).map_or(TsDataType::Unknown, |c| c.data_type);
+                        projected_fields.push((pos, ty));
+                        ColumnSource::Field(projected_fields.len() - 1)
+                    }
+                    None => ColumnSource::Null(file.schema.field(i).data_type().clone()),
+                },
+                _ => ColumnSource::Null(file.schema.field(i).data_type().clone()),
+            });
+        }
+        let types = projected_fields.iter().map(|(_, t)| *t).collect();
+        ScanLayout { field_names, projected_fields, types, sources }
+    }
+
+    /// TsFile type and name of each projected field, in decoding order.
+    fn decoded_fields(&self) -> Vec<(TsDataType, String)> {
+        self.projected_fields.iter().map(|(pos, ty)| (*ty, self.field_names.get(*pos).cloned().unwrap_or_default())).collect()
+    }
+}
+
+/// The record batches of one fetched run of devices, decoded device by device as they are
+/// asked for and gathered into batches that span devices ([`DeviceBatcher`]).
+struct RunBatches {
+    ctx: Arc<ScanContext>,
+    view: Arc<FileReader<RangeSource>>,
+    plans: std::vec::IntoIter<DevicePlan>,
+    batcher: DeviceBatcher,
+    ready: std::collections::VecDeque<RecordBatch>,
+    done: bool,
+}
+
+impl RunBatches {
+    fn new(ctx: Arc<ScanContext>, view: Arc<FileReader<RangeSource>>, run: Vec<DevicePlan>) -> Result<Self> {
+        let batcher = DeviceBatcher::new(
+            ctx.file.projected.clone(),
+            ctx.layout.sources.clone(),
+            ctx.layout.decoded_fields(),
+            ctx.file.unit,
+            ctx.file.batch_size,
+        )
+        .map_err(|e| ctx.err(e))?;
+        Ok(RunBatches { ctx, view, plans: run.into_iter(), batcher, ready: Default::default(), done: false })
+    }
+}
+
+impl Iterator for RunBatches {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(b) = self.ready.pop_front() {
+                return Some(Ok(b));
             }
-            _ => {
-                bytes = size;
-                runs.push(vec![p]);
+            if self.done {
+                return None;
+            }
+            let step = match self.plans.next() {
+                Some(plan) => self.ctx.decode_device(&self.view, plan, &mut self.batcher).map(|b| self.ready.extend(b)),
+                None => {
+                    self.done = true;
+                    self.batcher.finish().map(|b| self.ready.extend(b)).map_err(|e| self.ctx.err(e))
+                }
+            };
+            if let Err(e) = step {
+                self.done = true;
+                return Some(Err(e));
             }
         }
     }
-    runs
+}
+
+/// The devices of a scan planned one by one and cut into runs of about `max_bytes` of
+/// chunks each (a larger device alone), in scan order.
+struct FetchRuns {
+    ctx: Arc<ScanContext>,
+    devices: std::vec::IntoIter<usize>,
+    /// A planned device that did not fit in the previous run.
+    next: Option<DevicePlan>,
+    max_bytes: u64,
+}
+
+impl Iterator for FetchRuns {
+    type Item = Result<Vec<DevicePlan>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let mut run: Vec<DevicePlan> = Vec::new();
+        let mut bytes = 0u64;
+        loop {
+            let plan = match self.next.take() {
+                Some(p) => p,
+                None => match self.devices.next() {
+                    None => break,
+                    Some(i) => match self.ctx.plan_device(i) {
+                        Ok(Some(p)) => p,
+                        Ok(None) => continue,
+                        Err(e) => {
+                            // Nothing after an error.
+                            self.devices = Vec::new().into_iter();
+                            return Some(Err(e));
+                        }
+                    },
+                },
+            };
+            let size: u64 = plan.ranges.iter().map(|r| r.end.saturating_sub(r.start)).sum();
+            if !run.is_empty() && bytes.saturating_add(size) > self.max_bytes {
+                self.next = Some(plan);
+                break;
+            }
+            bytes = bytes.saturating_add(size);
+            run.push(plan);
+        }
+        (!run.is_empty()).then_some(Ok(run))
+    }
 }
 
 /// Stop a scan's stream once `limit` rows have been produced.
@@ -222,6 +345,7 @@ struct ScanContext {
     /// FIELD columns stored with a lossy float encoding: their value statistics describe
     /// the values before encoding, so only their counts prune.
     lossy: HashSet<String>,
+    layout: ScanLayout,
 }
 
 impl ScanContext {
@@ -282,43 +406,45 @@ impl ScanContext {
         kept
     }
 
-    /// What to read of device `index`: its chunk groups that survive pruning, the projected
-    /// fields and the byte ranges of their chunks. `None` when nothing is left to read.
+    /// What to read of device `index`: its chunk groups that survive pruning, each holding
+    /// the chunks of the projected fields in projection order, and the byte ranges of their
+    /// time chunks and projected field chunks. `None` when nothing is left.
     fn plan_device(&self, index: usize) -> Result<Option<DevicePlan>> {
         let Some(d) = self.table.devices.get(index) else { return Ok(None) };
-        // Every field of the file schema, for chunk-group pruning; the projected ones are read.
-        let field_names: Vec<&str> = self.field_names();
-        let series: Vec<_> = field_names.iter().map(|n| d.fields.get(*n)).collect();
-        let groups = plan_chunk_groups(&d.time, &series).map_err(|e| self.err(e))?;
-        self.file.metrics.chunk_groups_total.add(groups.len());
-        let groups = self.prune_groups(d, &field_names, groups);
+        let projected = &self.layout.projected_fields;
+        // Chunk-group pruning needs every field's chunk statistics; a device of one chunk
+        // group has none beyond its series statistics, which device pruning has seen.
+        let prune = self.file.pruning.is_some() && d.time.chunks.len() > 1;
+        let groups = if prune {
+            let series: Vec<_> = self.layout.field_names.iter().map(|n| d.fields.get(n)).collect();
+            let groups = plan_chunk_groups(&d.time, &series).map_err(|e| self.err(e))?;
+            self.file.metrics.chunk_groups_total.add(groups.len());
+            let kept = self.prune_groups(d, groups);
+            // Keep the projected fields' chunks, in projection order.
+            kept.into_iter()
+                .map(|mut g| AlignedChunkGroup {
+                    values: projected.iter().map(|(pos, _)| g.values.get_mut(*pos).and_then(Option::take)).collect(),
+                    time: g.time,
+                })
+                .collect()
+        } else {
+            let series: Vec<_> =
+                projected.iter().map(|(pos, _)| self.layout.field_names.get(*pos).and_then(|n| d.fields.get(n))).collect();
+            let groups = plan_chunk_groups(&d.time, &series).map_err(|e| self.err(e))?;
+            self.file.metrics.chunk_groups_total.add(groups.len());
+            groups
+        };
         if groups.is_empty() {
             return Ok(None);
         }
-        // Projected fields: (position in field_names, type).
-        let mut projected_fields: Vec<(usize, TsDataType)> = Vec::new();
-        for &i in &self.file.indices {
-            if let Some(ColumnRole::Field(n)) = self.roles.get(i) {
-                if let Some(pos) = field_names.iter().position(|f| f == n) {
-                    let ty = self.table.schema.columns.iter().find(|c| c.name == *n).map_or(TsDataType::Unknown, |c| c.data_type);
-                    projected_fields.push((pos, ty));
-                }
-            }
-        }
-        let mut ranges: Vec<Range<u64>> = Vec::new();
+        let mut ranges: Vec<Range<u64>> = Vec::with_capacity(groups.len() * (1 + projected.len()));
         for g in &groups {
             ranges.push(self.file.chunk_range(g.time.offset)?);
-            for (pos, _) in &projected_fields {
-                if let Some(Some(c)) = g.values.get(*pos) {
-                    ranges.push(self.file.chunk_range(c.offset)?);
-                }
+            for c in g.values.iter().flatten() {
+                ranges.push(self.file.chunk_range(c.offset)?);
             }
         }
-        Ok(Some(DevicePlan { index, groups, projected_fields, ranges }))
-    }
-
-    fn field_names(&self) -> Vec<&str> {
-        self.roles.iter().filter_map(|r| if let ColumnRole::Field(n) = r { Some(n.as_str()) } else { None }).collect()
+        Ok(Some(DevicePlan { index, groups, ranges }))
     }
 
     /// Fetch the chunks of a run of devices with one coalesced request; returns a reader
@@ -328,65 +454,42 @@ impl ScanContext {
         Ok((Arc::new(self.file.fetch(ranges).await?), run))
     }
 
-    /// Decode the planned chunk groups of one device into record batches.
-    fn decode_device(&self, view: &FileReader<RangeSource>, plan: DevicePlan) -> Result<Vec<RecordBatch>> {
-        let DevicePlan { index, groups, projected_fields, .. } = plan;
+    /// Decode the planned chunk groups of one device into `batcher`; returns the batches
+    /// it completes.
+    fn decode_device(
+        &self,
+        view: &FileReader<RangeSource>,
+        plan: DevicePlan,
+        batcher: &mut DeviceBatcher,
+    ) -> Result<Vec<RecordBatch>> {
+        let DevicePlan { index, groups, .. } = plan;
         let Some(d) = self.table.devices.get(index) else { return Ok(Vec::new()) };
-        let field_names = self.field_names();
-        let mut out = Vec::new();
         let _decode = self.file.metrics.decode_time.timer();
-        let types: Vec<TsDataType> = projected_fields.iter().map(|(_, t)| *t).collect();
-        let page_filter = |stats: &GroupPageStats<'_>| self.page_filter(d, &projected_fields, &field_names, stats);
-        let mut next_field = 0usize;
-        let sources: Vec<ColumnSource> = self
-            .file
-            .indices
-            .iter()
-            .map(|&i| match self.roles.get(i) {
-                Some(ColumnRole::Time) => ColumnSource::Time,
-                Some(ColumnRole::Tag(seg)) => ColumnSource::Tag(*seg),
-                Some(ColumnRole::Field(_)) => {
-                    next_field += 1;
-                    ColumnSource::Field(next_field - 1)
-                }
-                _ => ColumnSource::Null(self.file.schema.field(i).data_type().clone()),
-            })
-            .collect();
-        for g in groups {
-            let sub = AlignedChunkGroup {
-                time: g.time.clone(),
-                values: projected_fields.iter().map(|(pos, _)| g.values.get(*pos).cloned().flatten()).collect(),
-            };
-            let filter: Option<crate::read::aligned::PageFilter<'_>> =
-                if self.file.pruning.is_some() { Some(&page_filter) } else { None };
-            let mut decoded = read_chunk_group_in(view, &sub, &types, &self.file.options.read, filter, &self.file.budget)
-                .map_err(|e| self.err(e.context(format!("device {}", d.device))))?;
-            self.file.metrics.pages_total.add(decoded.pages_total);
-            self.file.metrics.pages_pruned.add(decoded.pages_pruned);
-            let rows = decoded.times.len();
-            if rows == 0 {
-                continue;
+        let types = &self.layout.types;
+        let page_filter = |stats: &GroupPageStats<'_>| self.page_filter(d, stats);
+        let filter: Option<crate::read::aligned::PageFilter<'_>> =
+            if self.file.pruning.is_some() { Some(&page_filter) } else { None };
+        let max_rows = groups.iter().map(|g| g.time.statistics.count).sum::<u64>();
+        let max_rows = usize::try_from(max_rows).unwrap_or(usize::MAX);
+        let mut counts = (0usize, 0usize, 0usize);
+        let batches = batcher.push_with(&d.device, max_rows, |out| {
+            let (pages, pruned, rows) = (out.pages_total, out.pages_pruned, out.rows());
+            for g in &groups {
+                read_chunk_group_into(view, g, types, &self.file.options.read, filter, &self.file.budget, out)?;
             }
-            self.file.metrics.rows_decoded.add(rows);
-            let fields: Vec<(TsDataType, &str)> =
-                projected_fields.iter().map(|(pos, ty)| (*ty, field_names.get(*pos).copied().unwrap_or(""))).collect();
-            let batches = assemble_batches(
-                &self.file.projected,
-                &sources,
-                &d.device,
-                &mut decoded,
-                &fields,
-                self.file.unit,
-                self.file.batch_size,
-            )
-            .map_err(|e| self.err(e.context(format!("device {}", d.device))))?;
-            out.extend(batches);
-        }
-        Ok(out)
+            counts = (out.pages_total - pages, out.pages_pruned - pruned, out.rows() - rows);
+            Ok(())
+        });
+        let batches = batches.map_err(|e| self.err(e.context(format!("device {}", d.device))))?;
+        self.file.metrics.pages_total.add(counts.0);
+        self.file.metrics.pages_pruned.add(counts.1);
+        self.file.metrics.rows_decoded.add(counts.2);
+        Ok(batches)
     }
 
-    fn prune_groups(&self, d: &DeviceMeta, field_names: &[&str], groups: Vec<AlignedChunkGroup>) -> Vec<AlignedChunkGroup> {
+    fn prune_groups(&self, d: &DeviceMeta, groups: Vec<AlignedChunkGroup>) -> Vec<AlignedChunkGroup> {
         let Some(pp) = &self.file.pruning else { return groups };
+        let field_names = &self.layout.field_names;
         let mut stats = ContainerStats::new(self.file.schema.clone());
         let time_ty = self.file.schema.field(0).data_type().clone();
         for g in &groups {
@@ -395,7 +498,7 @@ impl ScanContext {
             stats.push(
                 rows,
                 self.container(d, rows, time, |name, ty| {
-                    let pos = field_names.iter().position(|f| *f == name);
+                    let pos = field_names.iter().position(|f| f == name);
                     let chunk = pos.and_then(|p| g.values.get(p)).and_then(Option::as_ref);
                     self.field_stat(name, chunk.map(|c| &c.statistics), rows, ty)
                 }),
@@ -408,14 +511,9 @@ impl ScanContext {
         kept
     }
 
-    fn page_filter(
-        &self,
-        d: &DeviceMeta,
-        projected: &[(usize, TsDataType)],
-        field_names: &[&str],
-        stats: &GroupPageStats<'_>,
-    ) -> Vec<bool> {
+    fn page_filter(&self, d: &DeviceMeta, stats: &GroupPageStats<'_>) -> Vec<bool> {
         let Some(pp) = &self.file.pruning else { return vec![true; stats.time.len()] };
+        let (projected, field_names) = (&self.layout.projected_fields, &self.layout.field_names);
         let time_ty = self.file.schema.field(0).data_type().clone();
         let mut cs = ContainerStats::new(self.file.schema.clone());
         for (p, ts) in stats.time.iter().enumerate() {
@@ -424,7 +522,7 @@ impl ScanContext {
             cs.push(
                 rows,
                 self.container(d, rows, time, |name, ty| {
-                    let col = projected.iter().position(|(pos, _)| field_names.get(*pos) == Some(&name));
+                    let col = projected.iter().position(|(pos, _)| field_names.get(*pos).is_some_and(|f| f == name));
                     match col.and_then(|c| stats.values.get(c)).and_then(|v| v.get(p)) {
                         Some(ValuePageStats::Stats(s)) => self.field_stat(name, Some(s), rows, ty),
                         Some(ValuePageStats::AllNull) => ColumnStat { min: None, max: None, nulls: Some(rows) },

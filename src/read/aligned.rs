@@ -103,6 +103,19 @@ pub struct DecodedGroup {
     pub pages_pruned: usize,
 }
 
+impl DecodedGroup {
+    /// No rows, one empty column per type of `types`.
+    pub fn new(types: &[TsDataType]) -> Result<Self> {
+        let columns = types.iter().map(|t| ColumnBuilder::new(*t)).collect::<Result<Vec<_>>>()?;
+        Ok(DecodedGroup { times: Vec::new(), columns, pages_total: 0, pages_pruned: 0 })
+    }
+
+    /// Number of rows.
+    pub fn rows(&self) -> usize {
+        self.times.len()
+    }
+}
+
 /// Decode one chunk group of an aligned device; `types` are the value columns' types.
 /// Pages are skipped when their time statistics miss `opts.time_range` or `page_filter`
 /// rejects them. The decoded bytes count against a budget of `opts.max_decoded_bytes` for
@@ -128,9 +141,34 @@ pub fn read_chunk_group_in<S: ByteSource>(
     page_filter: Option<PageFilter<'_>>,
     budget: &DecodeBudget,
 ) -> Result<DecodedGroup> {
-    PageBuffers::with_reused(|bufs| read_chunk_group_with(file, group, types, opts, page_filter, budget, bufs))
+    let mut out = DecodedGroup::new(types)?;
+    read_chunk_group_into(file, group, types, opts, page_filter, budget, &mut out)?;
+    Ok(out)
 }
 
+/// [`read_chunk_group_in`], appending the rows to `out` (whose columns must be of `types`
+/// and as long as its times) and adding to its page counts: rows of several chunk groups,
+/// or of several devices, gathered in one set of buffers. After an error `out` may hold
+/// part of the group and must be discarded.
+pub fn read_chunk_group_into<S: ByteSource>(
+    file: &FileReader<S>,
+    group: &AlignedChunkGroup,
+    types: &[TsDataType],
+    opts: &ReadOptions,
+    page_filter: Option<PageFilter<'_>>,
+    budget: &DecodeBudget,
+    out: &mut DecodedGroup,
+) -> Result<()> {
+    let rows = out.times.len();
+    let matches = out.columns.len() == types.len()
+        && out.columns.iter().zip(types).all(|(c, t)| c.data_type() == *t && c.len() == rows);
+    if !matches {
+        return Err(TsFileError::corrupt("aligned chunk group", None, "internal: output columns differ from the requested types"));
+    }
+    PageBuffers::with_reused(|bufs| read_chunk_group_with(file, group, types, opts, page_filter, budget, bufs, out))
+}
+
+#[allow(clippy::too_many_arguments)]
 fn read_chunk_group_with<S: ByteSource>(
     file: &FileReader<S>,
     group: &AlignedChunkGroup,
@@ -139,14 +177,11 @@ fn read_chunk_group_with<S: ByteSource>(
     page_filter: Option<PageFilter<'_>>,
     budget: &DecodeBudget,
     bufs: &mut PageBuffers,
-) -> Result<DecodedGroup> {
-    let mut out = DecodedGroup { times: Vec::new(), columns: Vec::with_capacity(types.len()), pages_total: 0, pages_pruned: 0 };
-    for t in types {
-        out.columns.push(ColumnBuilder::new(*t)?);
-    }
+    out: &mut DecodedGroup,
+) -> Result<()> {
     if let Some((lo, hi)) = opts.time_range {
         if !group.time.statistics.overlaps_time(lo, hi) {
-            return Ok(out);
+            return Ok(());
         }
     }
     // Read the chunks and parse every page header first.
@@ -156,15 +191,16 @@ fn read_chunk_group_with<S: ByteSource>(
         .collect::<Result<_>>()
         .with_context(|| format!("time chunk at offset {}", group.time.offset))?;
     let value_pages = parse_value_pages(&value_chunks, time_pages.len())?;
-    out.pages_total = time_pages.len();
+    out.pages_total += time_pages.len();
     let time_stats: Vec<&Statistics> =
         time_pages.iter().map(|p| p.header.statistics.as_ref().unwrap_or(&group.time.statistics)).collect();
     let keep = keep_pages(&time_stats, &value_pages, &value_chunks, opts, page_filter);
-    out.pages_pruned = keep.iter().filter(|k| !**k).count();
+    out.pages_pruned += keep.iter().filter(|k| !**k).count();
     let time = TimePages { file, header: &time_chunk.header, pages: &time_pages, stats: &time_stats };
+    let base = out.times.len();
     let plans = decode_time_pages(&time, &keep, opts, budget, bufs, &mut out.times)?;
-    decode_value_columns(file, group, &value_pages, &value_chunks, &plans, opts, &mut out, budget, bufs)?;
-    Ok(out)
+    decode_value_columns(file, group, &value_pages, &value_chunks, &plans, opts, out, base, budget, bufs)?;
+    Ok(())
 }
 
 /// A value column's chunk in one chunk group (read, its type checked) and its metadata.
@@ -307,8 +343,9 @@ fn decode_time_pages<S: ByteSource>(
     Ok(plans)
 }
 
-/// Decode the value columns' pages that `plans` keep into `out.columns`, each exactly as long
-/// as `out.times` (an absent or empty chunk reads as nulls).
+/// Decode the value columns' pages that `plans` keep into `out.columns` (which held `base`
+/// rows before this group), each exactly as long as `out.times` afterwards (an absent or
+/// empty chunk reads as nulls).
 #[allow(clippy::too_many_arguments)]
 fn decode_value_columns<S: ByteSource>(
     file: &FileReader<S>,
@@ -318,10 +355,12 @@ fn decode_value_columns<S: ByteSource>(
     plans: &[PagePlan],
     opts: &ReadOptions,
     out: &mut DecodedGroup,
+    base: usize,
     budget: &DecodeBudget,
     bufs: &mut PageBuffers,
 ) -> Result<()> {
-    let kept = out.times.len();
+    let total = out.times.len();
+    let kept = total.saturating_sub(base);
     for ((pages, vc), builder) in value_pages.iter().zip(value_chunks).zip(out.columns.iter_mut()) {
         match (pages, vc) {
             (Some(pages), Some((chunk, meta))) if !pages.is_empty() => {
@@ -337,11 +376,11 @@ fn decode_value_columns<S: ByteSource>(
                 budget.charge(bytes)?;
             }
         }
-        if builder.len() != kept {
+        if builder.len() != total {
             return Err(TsFileError::corrupt(
                 "aligned chunk group",
                 Some(group.time.offset),
-                format!("a value column has {} rows, the time column {kept}", builder.len()),
+                format!("a value column has {} rows, the time column {kept}", builder.len().saturating_sub(base)),
             ));
         }
     }

@@ -426,6 +426,19 @@ impl ColumnBuilder {
         Ok(())
     }
 
+    /// Make room for `rows` more rows (the fixed-width part; string bytes grow as they come),
+    /// so a builder refilled batch after batch does not grow from nothing each time.
+    pub fn reserve(&mut self, rows: usize) {
+        match &mut self.values {
+            ColumnValues::Boolean(b) => b.reserve(rows),
+            ColumnValues::Int32(v) => v.reserve(rows),
+            ColumnValues::Int64(v) => v.reserve(rows),
+            ColumnValues::Float(v) => v.reserve(rows),
+            ColumnValues::Double(v) => v.reserve(rows),
+            ColumnValues::Binary(v) => v.offsets.reserve(rows),
+        }
+    }
+
     /// Append `n` null rows.
     pub fn append_nulls(&mut self, n: usize) -> Result<()> {
         self.values.append_defaults(n)?;

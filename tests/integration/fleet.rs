@@ -1,0 +1,180 @@
+//! Fleet shapes: files with many small devices. Scans gather consecutive devices into
+//! batches of the session's batch size (never one batch per device, never more rows than
+//! the batch size); the rows are those the library's per-device reader returns and those
+//! the test wrote.
+
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use arrow_schema::DataType;
+use datafusion::arrow::compute::cast;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion_tsfile::datafusion::{register_tsfile, TsFileReadOptions};
+use datafusion_tsfile::{TableRead, TsFile};
+use serde_json::{json, Value};
+
+use crate::conformance::cell;
+use crate::sql::{block_on, rows_of};
+use crate::writer::{write_tsfile, Device, Table, Val, DOUBLE, INT64, STRING};
+
+/// Devices of the fleet file: `dev-NNNN` in regions of 100 devices; device `d` holds
+/// `1 + d % 13` rows (one device in 13 has a single row), with a null temperature on every
+/// fifth row and a null label on every seventh.
+const DEVICES: usize = 1_500;
+
+fn rows_of_device(d: usize) -> usize {
+    1 + d % 13
+}
+
+fn temperature(d: usize, i: usize) -> Option<f64> {
+    (i % 5 != 4).then_some(d as f64 * 0.5 + i as f64 * 0.25 - 100.0)
+}
+
+fn label(d: usize, i: usize) -> Option<String> {
+    (i % 7 != 6).then(|| if (d + i).is_multiple_of(3) { "ok".to_string() } else { format!("warn-{}", d % 4) })
+}
+
+fn fleet_file() -> Vec<u8> {
+    let devices: Vec<Device> = (0..DEVICES)
+        .map(|d| {
+            let n = rows_of_device(d);
+            Device::Aligned {
+                segments: vec!["fleet".into(), format!("region-{:02}", d / 100), format!("dev-{d:04}")],
+                times: (0..n).map(|i| 1_000 + d as i64 * 10 + i as i64 * 1_000).collect(),
+                columns: vec![
+                    ("temperature".into(), DOUBLE, (0..n).map(|i| temperature(d, i).map(Val::F64)).collect()),
+                    ("reading".into(), INT64, (0..n).map(|i| Some(Val::I64((d * 1_000 + i) as i64))).collect()),
+                    ("label".into(), STRING, (0..n).map(|i| label(d, i).map(Val::Text)).collect()),
+                ],
+            }
+        })
+        .collect();
+    let table = Table {
+        name: "fleet".into(),
+        tags: vec!["region".into(), "device".into()],
+        fields: vec![("temperature".into(), DOUBLE), ("reading".into(), INT64), ("label".into(), STRING)],
+    };
+    // Pages of 4 points: devices of more than 4 rows have multi-page chunks.
+    write_tsfile(&devices, &[table], 4)
+}
+
+/// The rows the test wrote, as `cell` shows them: time (ms), region, device, temperature,
+/// reading, label; in device and time order.
+fn expected_rows() -> Vec<Vec<Value>> {
+    let mut out = Vec::new();
+    for d in 0..DEVICES {
+        for i in 0..rows_of_device(d) {
+            let t = 1_000 + d as i64 * 10 + i as i64 * 1_000;
+            out.push(vec![
+                json!(t),
+                json!(format!("region-{:02}", d / 100)),
+                json!(format!("dev-{d:04}")),
+                temperature(d, i).map_or(Value::Null, |v| json!(format!("f64:{:016x}", v.to_bits()))),
+                json!((d * 1_000 + i) as i64),
+                label(d, i).map_or(Value::Null, |v| json!(v)),
+            ]);
+        }
+    }
+    out
+}
+
+fn write_fleet(test: &str) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!("tsfile-fleet-{test}-{}.tsfile", std::process::id()));
+    std::fs::write(&path, fleet_file()).unwrap();
+    path
+}
+
+fn ctx(partitions: usize, batch_size: usize) -> SessionContext {
+    SessionContext::new_with_config(SessionConfig::new().with_target_partitions(partitions).with_batch_size(batch_size))
+}
+
+const SELECT_ALL: &str = "SELECT CAST(time AS BIGINT), region, device, temperature, reading, label FROM fleet";
+
+#[test]
+fn test_many_small_devices_are_gathered_into_batches_of_the_batch_size() {
+    let path = write_fleet("batches");
+    let expected = expected_rows();
+    let total: usize = (0..DEVICES).map(rows_of_device).sum();
+    assert_eq!(expected.len(), total);
+    block_on(async {
+        for (partitions, batch_size) in [(1, 64), (2, 64), (1, 8192), (2, 5), (1, 1)] {
+            let c = ctx(partitions, batch_size);
+            register_tsfile(&c, "fleet", &[path.to_str().unwrap()], TsFileReadOptions::default()).await.unwrap();
+            let batches: Vec<RecordBatch> = c.sql(SELECT_ALL).await.unwrap().collect().await.unwrap();
+            let what = format!("{partitions} partition(s), batch size {batch_size}");
+            assert!(batches.iter().all(|b| b.num_rows() <= batch_size && b.num_rows() > 0), "{what}");
+            // A batch is emitted when the next device would not fit, so every batch but the
+            // last of each fetched run (one run per partition here) is short of the batch
+            // size by less than a device's rows (at most 13).
+            let short = batches.iter().filter(|b| b.num_rows() + 13 <= batch_size).count();
+            assert!(short <= partitions, "{what}: {short} short batches of {}", batches.len());
+            if batch_size >= 64 {
+                assert!(batches.len() * 8 < DEVICES, "{what}: {} batches for {DEVICES} devices", batches.len());
+            }
+            let mut rows = rows_of(&batches);
+            rows.sort_by(|a, b| (a[2].as_str(), a[0].as_i64()).cmp(&(b[2].as_str(), b[0].as_i64())));
+            assert_eq!(rows, expected, "{what}");
+        }
+    });
+    std::fs::remove_file(&path).unwrap();
+}
+
+/// Gathering devices changes batch boundaries, not rows: projections (tags only, a string
+/// field only, time only) and filters that prune devices, chunk groups and pages give the
+/// rows of the library's per-device reader and of the written data.
+#[test]
+fn test_gathered_batches_equal_the_per_device_reader() {
+    let path = write_fleet("reader");
+    let expected = expected_rows();
+    // The library reader: one batch per device (and per 3 rows within one), time cast to
+    // milliseconds; it returns the written rows in device and time order.
+    let file = TsFile::open(&path).unwrap();
+    let per_device: Vec<RecordBatch> =
+        file.read_table("fleet", TableRead::default().with_batch_size(3)).unwrap().collect::<Result<_, _>>().unwrap();
+    assert!(per_device.len() >= DEVICES);
+    let mut lib_rows = Vec::new();
+    for b in &per_device {
+        let mut cols = b.columns().to_vec();
+        cols[0] = cast(&cols[0], &DataType::Int64).unwrap();
+        lib_rows.extend((0..b.num_rows()).map(|i| cols.iter().map(|c| cell(c, i)).collect::<Vec<_>>()));
+    }
+    assert_eq!(lib_rows, expected);
+    block_on(async {
+        let c = ctx(2, 100);
+        register_tsfile(&c, "fleet", &[path.to_str().unwrap()], TsFileReadOptions::default()).await.unwrap();
+        type Pick = Arc<dyn Fn(&[Value]) -> bool + Send + Sync>;
+        let cases: Vec<(&str, Vec<usize>, Pick)> = vec![
+            ("SELECT region, device FROM fleet", vec![1, 2], Arc::new(|_| true)),
+            ("SELECT label FROM fleet", vec![5], Arc::new(|_| true)),
+            ("SELECT CAST(time AS BIGINT) FROM fleet", vec![0], Arc::new(|_| true)),
+            (
+                "SELECT CAST(time AS BIGINT), region, device, temperature, reading, label FROM fleet WHERE reading >= 700000 AND reading < 900005",
+                vec![0, 1, 2, 3, 4, 5],
+                Arc::new(|r| (700_000..900_005).contains(&r[4].as_i64().unwrap())),
+            ),
+            (
+                "SELECT device, reading FROM fleet WHERE region = 'region-03' OR device = 'dev-1499'",
+                vec![2, 4],
+                Arc::new(|r| r[1] == json!("region-03") || r[2] == json!("dev-1499")),
+            ),
+            (
+                "SELECT device, label FROM fleet WHERE label = 'warn-2'",
+                vec![2, 5],
+                Arc::new(|r| r[5] == json!("warn-2")),
+            ),
+        ];
+        for (sql, columns, pick) in cases {
+            let want: Vec<Vec<Value>> =
+                lib_rows.iter().filter(|r| pick(r)).map(|r| columns.iter().map(|&i| r[i].clone()).collect()).collect();
+            let batches = c.sql(sql).await.unwrap().collect().await.unwrap();
+            assert!(batches.iter().all(|b| b.num_rows() <= 100), "{sql}");
+            let mut got = rows_of(&batches);
+            let mut want = want;
+            got.sort_by_key(|r| format!("{r:?}"));
+            want.sort_by_key(|r| format!("{r:?}"));
+            assert!(!want.is_empty(), "{sql}");
+            assert_eq!(got, want, "{sql}");
+        }
+    });
+    std::fs::remove_file(&path).unwrap();
+}
