@@ -41,6 +41,7 @@ mod session_options;
 mod source;
 mod table;
 mod table_options;
+mod tag_filter;
 mod time_bounds;
 mod tree;
 mod tree_scan;

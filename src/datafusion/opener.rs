@@ -38,6 +38,7 @@ use crate::datafusion::pruning::{
     column_roles, prune_or_keep, tag_column_stat, time_column_stat, unit_of, value_column_stat, ColumnRole, ColumnStat,
     ContainerStats,
 };
+use crate::datafusion::tag_filter::TagFilter;
 use crate::datafusion::time_bounds::time_bounds;
 use crate::datafusion::tree_scan::TreeScan;
 use crate::format::{FileReader, TsDataType};
@@ -135,7 +136,11 @@ impl FileOpener for TsFileOpener {
                 .map(|c| c.name.clone())
                 .collect();
             let layout = ScanLayout::new(&file_scan, &tmeta, &roles);
-            let ctx = Arc::new(ScanContext { file: file_scan, table: tmeta.clone(), roles, lossy, layout });
+            let tags = match &this.predicate {
+                Some(p) => TagFilter::new(p, &|name| tag_segment(&this.file_schema, &roles, name)),
+                None => TagFilter::default(),
+            };
+            let ctx = Arc::new(ScanContext { file: file_scan, table: tmeta.clone(), roles, lossy, layout, tags });
             let devices = ctx.prune_devices(owned);
             // Runs of devices fetched with one coalesced request, planned as the scan goes
             // (memory follows the run, not the file's device count); the next run is fetched
@@ -319,6 +324,15 @@ impl Iterator for FetchRuns {
     }
 }
 
+/// The device-identifier segment of TAG column `name` of `schema`.
+fn tag_segment(schema: &arrow_schema::Schema, roles: &[ColumnRole], name: &str) -> Option<usize> {
+    let i = schema.index_of(name).ok()?;
+    match roles.get(i) {
+        Some(ColumnRole::Tag(seg)) => Some(*seg),
+        _ => None,
+    }
+}
+
 /// Stop a scan's stream once `limit` rows have been produced.
 fn with_limit(stream: BoxStream<'static, Result<RecordBatch>>, limit: Option<usize>) -> BoxStream<'static, Result<RecordBatch>> {
     match limit {
@@ -346,6 +360,8 @@ struct ScanContext {
     /// the values before encoding, so only their counts prune.
     lossy: HashSet<String>,
     layout: ScanLayout,
+    /// TAG values the predicate allows (checked before any statistics are built).
+    tags: TagFilter,
 }
 
 impl ScanContext {
@@ -386,7 +402,17 @@ impl ScanContext {
     }
 
     fn prune_devices(&self, owned: Vec<usize>) -> Vec<usize> {
-        let Some(pp) = &self.file.pruning else { return owned };
+        let before = owned.len();
+        // TAG equalities first: a string comparison per device, no statistics.
+        let owned: Vec<usize> = if self.tags.is_empty() {
+            owned
+        } else {
+            owned.into_iter().filter(|&i| self.table.devices.get(i).is_some_and(|d| self.tags.allows(&d.device))).collect()
+        };
+        let Some(pp) = &self.file.pruning else {
+            self.file.metrics.devices_pruned.add(before - owned.len());
+            return owned;
+        };
         let mut stats = ContainerStats::new(self.file.schema.clone());
         for &i in &owned {
             let Some(d) = self.table.devices.get(i) else { continue };
@@ -400,7 +426,6 @@ impl ScanContext {
             );
         }
         let keep = prune_or_keep(pp, &stats, &self.file.metrics.predicate_evaluation_errors);
-        let before = owned.len();
         let kept: Vec<usize> = owned.into_iter().zip(keep).filter(|(_, k)| *k).map(|(i, _)| i).collect();
         self.file.metrics.devices_pruned.add(before - kept.len());
         kept

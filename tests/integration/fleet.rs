@@ -162,6 +162,22 @@ fn test_gathered_batches_equal_the_per_device_reader() {
                 vec![2, 5],
                 Arc::new(|r| r[5] == json!("warn-2")),
             ),
+            // TAG equalities and IN lists, found in the device list before any statistics.
+            (
+                "SELECT CAST(time AS BIGINT), device, temperature FROM fleet WHERE device = 'dev-0777'",
+                vec![0, 2, 3],
+                Arc::new(|r| r[2] == json!("dev-0777")),
+            ),
+            (
+                "SELECT device, reading FROM fleet WHERE device IN ('dev-0001', 'dev-1213', 'dev-9999') AND reading > 1000",
+                vec![2, 4],
+                Arc::new(|r| (r[2] == json!("dev-0001") || r[2] == json!("dev-1213")) && r[4].as_i64().unwrap() > 1000),
+            ),
+            (
+                "SELECT device, label FROM fleet WHERE region = 'region-07' AND 'dev-0712' = device AND label IS NOT NULL",
+                vec![2, 5],
+                Arc::new(|r| r[2] == json!("dev-0712") && !r[5].is_null()),
+            ),
         ];
         for (sql, columns, pick) in cases {
             let want: Vec<Vec<Value>> =
@@ -174,6 +190,15 @@ fn test_gathered_batches_equal_the_per_device_reader() {
             want.sort_by_key(|r| format!("{r:?}"));
             assert!(!want.is_empty(), "{sql}");
             assert_eq!(got, want, "{sql}");
+        }
+        // TAG equalities that no device (or no single device) satisfies: no rows.
+        for sql in [
+            "SELECT device FROM fleet WHERE device = 'dev-0712' AND region = 'region-08'",
+            "SELECT device FROM fleet WHERE device = 'dev-0712' AND device = 'dev-0713'",
+            "SELECT device FROM fleet WHERE device = 'no-such-device'",
+        ] {
+            let batches = c.sql(sql).await.unwrap().collect().await.unwrap();
+            assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 0, "{sql}");
         }
     });
     std::fs::remove_file(&path).unwrap();
