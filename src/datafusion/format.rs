@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use async_trait::async_trait;
+use futures::{StreamExt, TryStreamExt};
 use datafusion::catalog::Session;
 use datafusion::common::stats::Precision;
 use datafusion::common::{ColumnStatistics, DataFusionError, GetExt, Result, ScalarValue, Statistics};
@@ -36,6 +37,10 @@ use crate::datafusion::pruning::{
 use crate::datafusion::source::TsFileSource;
 use crate::datafusion::tree::{tree_file_statistics, tree_schema};
 use crate::stats::trust::without_lossy_values;
+
+/// Footers read at once when a table's schema is inferred (as Parquet's default
+/// `meta_fetch_concurrency`).
+const FOOTER_CONCURRENCY: usize = 32;
 
 /// The file extension (without the dot).
 pub const TSFILE_EXTENSION: &str = "tsfile";
@@ -308,7 +313,7 @@ pub fn file_statistics(meta: &FileMeta, table: &str, schema: &Schema) -> crate::
                 }
                 ColumnRole::Field(name) => {
                     let lossy = lossy.contains(name.as_str());
-                    let s = d.fields.get(name).map(|s| without_lossy_values(&s.statistics, lossy));
+                    let s = d.field(name).map(|s| without_lossy_values(&s.statistics, lossy));
                     let s = s.as_deref();
                     (value_column_stat(s, n, ty), Some(s.map_or((None, None), |s| value_exact_min_max(s, ty))))
                 }
@@ -364,11 +369,16 @@ impl FileFormat for TsFileFormat {
         store: &Arc<dyn ObjectStore>,
         objects: &[ObjectMeta],
     ) -> Result<SchemaRef> {
-        let mut metas = Vec::with_capacity(objects.len());
-        for o in objects {
-            let (m, _) = self.cache.get_with(store, o, &self.options.read).await.map_err(df_err)?;
-            metas.push((m, o));
-        }
+        // Every file's footer is read, FOOTER_CONCURRENCY at a time, in listing order: a
+        // column that only later files hold must not be dropped, and the scan's file
+        // statistics need each footer anyway (they stay in the metadata cache).
+        let loads: Vec<_> = objects.iter().map(|o| self.cache.get_with(store, o, &self.options.read)).collect();
+        let loaded: Vec<_> = futures::stream::iter(loads)
+            .buffered(FOOTER_CONCURRENCY)
+            .try_collect()
+            .await
+            .map_err(df_err)?;
+        let metas: Vec<(Arc<FileMeta>, &ObjectMeta)> = loaded.into_iter().map(|(m, _)| m).zip(objects).collect();
         let table = self.pick_table(&metas)?;
         let mut schemas = Vec::with_capacity(metas.len());
         let mut trees = Vec::new();

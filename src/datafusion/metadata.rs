@@ -23,8 +23,11 @@ pub struct DeviceMeta {
     pub device: DeviceId,
     /// The aligned time column's metadata.
     pub time: TimeseriesMetadata,
-    /// Field series by measurement name.
-    pub fields: HashMap<String, TimeseriesMetadata>,
+    /// Field series in index order (see [`DeviceMeta::field`]).
+    pub fields: Vec<TimeseriesMetadata>,
+    /// Whether `fields` is sorted by measurement name (as writers store it), so a lookup
+    /// is a binary search.
+    pub fields_sorted: bool,
     /// Offset of the device's first chunk: a byte-range split owns the device when this
     /// offset falls inside the range.
     pub first_offset: u64,
@@ -34,6 +37,15 @@ impl DeviceMeta {
     /// Number of rows (timestamps) of the device.
     pub fn rows(&self) -> u64 {
         self.time.statistics.count
+    }
+
+    /// The field series named `name`.
+    pub fn field(&self, name: &str) -> Option<&TimeseriesMetadata> {
+        if self.fields_sorted {
+            self.fields.binary_search_by(|s| s.measurement.as_str().cmp(name)).ok().and_then(|i| self.fields.get(i))
+        } else {
+            self.fields.iter().find(|s| s.measurement == name)
+        }
     }
 }
 
@@ -108,7 +120,7 @@ impl FileMeta {
             let t = self.table(&name).ok()?;
             for d in &t.devices {
                 v.extend(d.time.chunks.iter().map(|c| c.offset));
-                for s in d.fields.values() {
+                for s in &d.fields {
                     v.extend(s.chunks.iter().map(|c| c.offset));
                 }
             }
@@ -202,21 +214,15 @@ impl FileMeta {
         let mut devices = Vec::new();
         if self.reader.metadata().table_root(name).is_some() {
             for d in self.reader.devices(name)? {
-                let series = self.reader.series(&d)?;
-                let mut time = None;
-                let mut fields = HashMap::new();
-                for s in series {
-                    if s.is_aligned_time() {
-                        time = Some(s);
-                    } else {
-                        fields.insert(s.measurement.clone(), s);
-                    }
-                }
+                let mut fields = self.reader.series(&d)?;
+                let time = fields.iter().position(TimeseriesMetadata::is_aligned_time).map(|i| fields.remove(i));
                 let time = time.ok_or_else(|| {
                     TsFileError::corrupt("device", None, format!("table device {} has no time column", d.device))
                 })?;
+                fields.shrink_to_fit();
+                let fields_sorted = fields.windows(2).all(|w| w.first().map(|s| &s.measurement) < w.get(1).map(|s| &s.measurement));
                 let first_offset = time.chunks.iter().map(|c| c.offset).min().unwrap_or(0);
-                devices.push(DeviceMeta { device: d.device, time, fields, first_offset });
+                devices.push(DeviceMeta { device: d.device, time, fields, fields_sorted, first_offset });
             }
         }
         let t = Arc::new(TableMeta { schema, devices });

@@ -421,7 +421,7 @@ impl ScanContext {
             stats.push(
                 rows,
                 self.container(d, rows, time, |name, ty| {
-                    self.field_stat(name, d.fields.get(name).map(|s| &s.statistics), rows, ty)
+                    self.field_stat(name, d.field(name).map(|s| &s.statistics), rows, ty)
                 }),
             );
         }
@@ -441,7 +441,7 @@ impl ScanContext {
         // group has none beyond its series statistics, which device pruning has seen.
         let prune = self.file.pruning.is_some() && d.time.chunks.len() > 1;
         let groups = if prune {
-            let series: Vec<_> = self.layout.field_names.iter().map(|n| d.fields.get(n)).collect();
+            let series: Vec<_> = self.layout.field_names.iter().map(|n| d.field(n)).collect();
             let groups = plan_chunk_groups(&d.time, &series).map_err(|e| self.err(e))?;
             self.file.metrics.chunk_groups_total.add(groups.len());
             let kept = self.prune_groups(d, groups);
@@ -454,7 +454,7 @@ impl ScanContext {
                 .collect()
         } else {
             let series: Vec<_> =
-                projected.iter().map(|(pos, _)| self.layout.field_names.get(*pos).and_then(|n| d.fields.get(n))).collect();
+                projected.iter().map(|(pos, _)| self.layout.field_names.get(*pos).and_then(|n| d.field(n))).collect();
             let groups = plan_chunk_groups(&d.time, &series).map_err(|e| self.err(e))?;
             self.file.metrics.chunk_groups_total.add(groups.len());
             groups

@@ -476,7 +476,7 @@ async fn answer(
         for i in devices {
             let Some(d) = tmeta.devices.get(i) else { continue };
             let key: Key = segments.iter().map(|s| s.and_then(|s| d.device.segment(s)).map(str::to_string)).collect();
-            let series: Vec<_> = columns.iter().map(|c| d.fields.get(c)).collect();
+            let series: Vec<_> = columns.iter().map(|c| d.field(c)).collect();
             let summary = groups.entry(key.clone()).or_default();
             let to_read = sq.plan_device(&d.time, &series, summary, &mut counts).map_err(|e| df_err(e.in_file(&name)))?;
             if !to_read.is_empty() {

@@ -1,0 +1,1 @@
+SELECT count(*), avg(temperature), max(humidity) FROM 'bench-data/D100/tsfile/*.tsfile' WHERE device = 'dev-000042' AND time BETWEEN to_timestamp_millis(1700050000000) AND to_timestamp_millis(1700050999999);
