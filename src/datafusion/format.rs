@@ -15,7 +15,6 @@ use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use async_trait::async_trait;
-use futures::{StreamExt, TryStreamExt};
 use datafusion::catalog::Session;
 use datafusion::common::stats::Precision;
 use datafusion::common::{ColumnStatistics, DataFusionError, GetExt, Result, ScalarValue, Statistics};
@@ -25,6 +24,7 @@ use datafusion::datasource::physical_plan::{FileScanConfig, FileSource};
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::physical_plan::ExecutionPlan;
+use futures::{StreamExt, TryStreamExt};
 use object_store::{ObjectMeta, ObjectStore};
 
 use crate::arrow::schema::table_arrow_schema;
@@ -373,11 +373,7 @@ impl FileFormat for TsFileFormat {
         // column that only later files hold must not be dropped, and the scan's file
         // statistics need each footer anyway (they stay in the metadata cache).
         let loads: Vec<_> = objects.iter().map(|o| self.cache.get_with(store, o, &self.options.read)).collect();
-        let loaded: Vec<_> = futures::stream::iter(loads)
-            .buffered(FOOTER_CONCURRENCY)
-            .try_collect()
-            .await
-            .map_err(df_err)?;
+        let loaded: Vec<_> = futures::stream::iter(loads).buffered(FOOTER_CONCURRENCY).try_collect().await.map_err(df_err)?;
         let metas: Vec<(Arc<FileMeta>, &ObjectMeta)> = loaded.into_iter().map(|(m, _)| m).zip(objects).collect();
         let table = self.pick_table(&metas)?;
         let mut schemas = Vec::with_capacity(metas.len());

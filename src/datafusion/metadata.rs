@@ -220,7 +220,8 @@ impl FileMeta {
                     TsFileError::corrupt("device", None, format!("table device {} has no time column", d.device))
                 })?;
                 fields.shrink_to_fit();
-                let fields_sorted = fields.windows(2).all(|w| w.first().map(|s| &s.measurement) < w.get(1).map(|s| &s.measurement));
+                let fields_sorted =
+                    fields.windows(2).all(|w| w.first().map(|s| &s.measurement) < w.get(1).map(|s| &s.measurement));
                 let first_offset = time.chunks.iter().map(|c| c.offset).min().unwrap_or(0);
                 devices.push(DeviceMeta { device: d.device, time, fields, fields_sorted, first_offset });
             }
@@ -489,6 +490,35 @@ mod tests {
             metas
         });
         (store, metas)
+    }
+
+    fn series(name: &str) -> TimeseriesMetadata {
+        let statistics =
+            crate::format::Statistics { count: 1, start_time: 0, end_time: 0, values: crate::format::ValueStatistics::None };
+        TimeseriesMetadata {
+            timeseries_type: 0,
+            measurement: name.to_string(),
+            data_type: crate::format::TsDataType::Int64,
+            statistics: statistics.clone(),
+            chunks: vec![crate::format::ChunkMetadata { offset: 0, statistics }],
+        }
+    }
+
+    #[test]
+    fn test_device_field_lookup_sorted_and_unsorted() {
+        for (names, sorted) in [(vec!["a", "b", "c", "d"], true), (vec!["c", "a", "d", "b"], false), (vec!["a", "a"], false)] {
+            let d = DeviceMeta {
+                device: DeviceId::from_strs(&["t", "x"]),
+                time: series(""),
+                fields: names.iter().map(|n| series(n)).collect(),
+                fields_sorted: sorted,
+                first_offset: 0,
+            };
+            for n in &names {
+                assert_eq!(d.field(n).map(|s| s.measurement.as_str()), Some(*n));
+            }
+            assert!(d.field("e").is_none() && d.field("").is_none());
+        }
     }
 
     #[test]

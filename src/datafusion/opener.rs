@@ -420,9 +420,7 @@ impl ScanContext {
             let time = time_column_stat(&d.time.statistics, self.file.schema.field(0).data_type());
             stats.push(
                 rows,
-                self.container(d, rows, time, |name, ty| {
-                    self.field_stat(name, d.field(name).map(|s| &s.statistics), rows, ty)
-                }),
+                self.container(d, rows, time, |name, ty| self.field_stat(name, d.field(name).map(|s| &s.statistics), rows, ty)),
             );
         }
         let keep = prune_or_keep(pp, &stats, &self.file.metrics.predicate_evaluation_errors);

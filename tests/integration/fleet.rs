@@ -35,18 +35,24 @@ fn label(d: usize, i: usize) -> Option<String> {
 }
 
 fn fleet_file() -> Vec<u8> {
+    fleet_part(0..usize::MAX)
+}
+
+/// The fleet's rows `i` (per device) in `rows`: one time partition of the fleet, holding
+/// only the devices with rows in it (as IoTDB writes one file per time partition).
+fn fleet_part(rows: std::ops::Range<usize>) -> Vec<u8> {
     let devices: Vec<Device> = (0..DEVICES)
-        .map(|d| {
-            let n = rows_of_device(d);
-            Device::Aligned {
+        .filter_map(|d| {
+            let is: Vec<usize> = (0..rows_of_device(d)).filter(|i| rows.contains(i)).collect();
+            (!is.is_empty()).then(|| Device::Aligned {
                 segments: vec!["fleet".into(), format!("region-{:02}", d / 100), format!("dev-{d:04}")],
-                times: (0..n).map(|i| 1_000 + d as i64 * 10 + i as i64 * 1_000).collect(),
+                times: is.iter().map(|&i| 1_000 + d as i64 * 10 + i as i64 * 1_000).collect(),
                 columns: vec![
-                    ("temperature".into(), DOUBLE, (0..n).map(|i| temperature(d, i).map(Val::F64)).collect()),
-                    ("reading".into(), INT64, (0..n).map(|i| Some(Val::I64((d * 1_000 + i) as i64))).collect()),
-                    ("label".into(), STRING, (0..n).map(|i| label(d, i).map(Val::Text)).collect()),
+                    ("temperature".into(), DOUBLE, is.iter().map(|&i| temperature(d, i).map(Val::F64)).collect()),
+                    ("reading".into(), INT64, is.iter().map(|&i| Some(Val::I64((d * 1_000 + i) as i64))).collect()),
+                    ("label".into(), STRING, is.iter().map(|&i| label(d, i).map(Val::Text)).collect()),
                 ],
-            }
+            })
         })
         .collect();
     let table = Table {
@@ -202,4 +208,44 @@ fn test_gathered_batches_equal_the_per_device_reader() {
         }
     });
     std::fs::remove_file(&path).unwrap();
+}
+
+/// A directory of time partitions of the same fleet (as IoTDB writes them: file k holds
+/// rows 3k..3k+2 of each device that has them), queried by glob: the same rows as the
+/// single file, for a full scan, one device, one device in a time window and a time
+/// window that only some files overlap.
+#[test]
+fn test_directory_of_time_partitions_equals_the_single_file() {
+    let dir = std::env::temp_dir().join(format!("tsfile-fleet-dir-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for k in 0..5 {
+        std::fs::write(dir.join(format!("part-{k:02}.tsfile")), fleet_part(3 * k..3 * k + 3)).unwrap();
+    }
+    let single = write_fleet("dir-single");
+    let glob = format!("{}/*.tsfile", dir.display());
+    block_on(async {
+        let c = ctx(2, 512);
+        register_tsfile(&c, "dir", &[glob.as_str()], TsFileReadOptions::default()).await.unwrap();
+        register_tsfile(&c, "fleet", &[single.to_str().unwrap()], TsFileReadOptions::default()).await.unwrap();
+        let queries = [
+            format!("{SELECT_ALL}"),
+            format!("{SELECT_ALL} WHERE device = 'dev-0012'"),
+            format!("{SELECT_ALL} WHERE device = 'dev-0012' AND time >= to_timestamp_millis(3120) AND time < to_timestamp_millis(9120)"),
+            format!("{SELECT_ALL} WHERE time > to_timestamp_millis(12000) AND reading % 2 = 0"),
+            "SELECT device, count(*), min(temperature), max(reading) FROM fleet GROUP BY device".to_string(),
+        ];
+        for sql in queries {
+            let mut want = rows_of(&c.sql(&sql).await.unwrap().collect().await.unwrap());
+            let mut got = rows_of(&c.sql(&sql.replace("FROM fleet", "FROM dir")).await.unwrap().collect().await.unwrap());
+            want.sort_by_key(|r| format!("{r:?}"));
+            got.sort_by_key(|r| format!("{r:?}"));
+            assert!(!want.is_empty(), "{sql}");
+            assert_eq!(got, want, "{sql}");
+        }
+        // The whole directory holds the written rows.
+        let all = rows_of(&c.sql(SELECT_ALL.replace("FROM fleet", "FROM dir").as_str()).await.unwrap().collect().await.unwrap());
+        assert_eq!(all.len(), expected_rows().len());
+    });
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_file(&single).unwrap();
 }

@@ -251,6 +251,25 @@ fn check_wide(s: Shape, name: &str) {
     assert_eq!(local[0]["n"], (s.devices * s.rows).to_string());
     assert_eq!(local[0]["c"], want_count.to_string());
 
+    // Three named fields of the many (first, middle, last): each row's values as written.
+    let picked = [0, s.fields / 2, s.fields - 1];
+    let names: Vec<String> = picked.iter().map(|&f| field_name(f)).collect();
+    let sql = format!("SELECT time, tag0, {} FROM t", names.iter().map(|n| quote(n)).collect::<Vec<_>>().join(", "));
+    let got = block_on(async {
+        let c = ctx(2);
+        register_tsfile(&c, "t", &[path.to_str().unwrap()], sql_opts.clone()).await.unwrap();
+        rows(&c.sql(&sql).await.unwrap().collect().await.unwrap())
+    });
+    assert_eq!(got.len(), s.devices * s.rows);
+    let by_tag0: HashMap<String, usize> = (0..s.devices).map(|d| (tag_value(d, 0, s.tag_bytes), d)).collect();
+    for row in &got {
+        let (d, r) = (by_tag0[&row["tag0"]], row["time"].parse::<usize>().unwrap() - 1_000);
+        assert_eq!(row.len(), 2 + picked.iter().filter(|&&f| field_value(d, f, r).is_some()).count());
+        for (&f, n) in picked.iter().zip(&names) {
+            assert_eq!(row.get(n), field_value(d, f, r).map(|v| v.1).as_ref(), "device {d} row {r} field {f}");
+        }
+    }
+
     // In-memory object store: the open loop with a 1 KiB first read.
     let store: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
     let location = Path::from(format!("lake/{name}.tsfile"));
