@@ -213,15 +213,20 @@ impl FileMeta {
         })?;
         let mut devices = Vec::new();
         if self.reader.metadata().table_root(name).is_some() {
-            for d in self.reader.devices(name)? {
-                let mut fields = self.reader.series(&d)?;
-                let time = fields.iter().position(TimeseriesMetadata::is_aligned_time).map(|i| fields.remove(i));
+            let entries = self.reader.devices(name)?;
+            devices.reserve_exact(entries.len());
+            // One buffer for every device's series; each device keeps an exact-size copy.
+            let mut series = Vec::new();
+            for d in entries {
+                series.clear();
+                self.reader.series_into(&d, &mut series)?;
+                let time = series.iter().position(TimeseriesMetadata::is_aligned_time).map(|i| series.remove(i));
                 let time = time.ok_or_else(|| {
                     TsFileError::corrupt("device", None, format!("table device {} has no time column", d.device))
                 })?;
-                fields.shrink_to_fit();
-                let fields_sorted =
-                    fields.windows(2).all(|w| w.first().map(|s| &s.measurement) < w.get(1).map(|s| &s.measurement));
+                let mut fields: Vec<TimeseriesMetadata> = Vec::with_capacity(series.len());
+                fields.append(&mut series);
+                let fields_sorted = fields.windows(2).all(|w| w.first().map(|s| &s.measurement) < w.get(1).map(|s| &s.measurement));
                 let first_offset = time.chunks.iter().map(|c| c.offset).min().unwrap_or(0);
                 devices.push(DeviceMeta { device: d.device, time, fields, fields_sorted, first_offset });
             }

@@ -336,11 +336,17 @@ impl<S: ByteSource> FileReader<S> {
 
     /// All TimeseriesMetadata of a device (an aligned device's time column first).
     pub fn series(&self, device: &DeviceEntry) -> Result<Vec<TimeseriesMetadata>> {
-        let root = self.measurement_root(device)?;
         let mut out = Vec::new();
-        self.collect_series(&root, 0, None, &mut out, &self.walk())
-            .map_err(|e| e.context(format!("series of device {}", device.device)))?;
+        self.series_into(device, &mut out)?;
         Ok(out)
+    }
+
+    /// [`FileReader::series`] appended to `out` (a buffer reused across devices saves its
+    /// growth per device).
+    pub fn series_into(&self, device: &DeviceEntry, out: &mut Vec<TimeseriesMetadata>) -> Result<()> {
+        let root = self.measurement_root(device)?;
+        self.collect_series(&root, 0, None, out, &self.walk())
+            .map_err(|e| e.context(format!("series of device {}", device.device)))
     }
 
     fn read_timeseries_run(

@@ -54,7 +54,8 @@ impl TimeseriesMetadata {
         let list = c.bytes(list_size, "chunk metadata list")?;
         let mut lc = Cursor::new(list, list_start);
         let multi = timeseries_type & 0x3f != 0;
-        let mut chunks = Vec::new();
+        // One chunk unless `multi` (a first push would reserve room for four).
+        let mut chunks = Vec::with_capacity(1);
         while !lc.is_empty() {
             let at = lc.offset();
             let raw = lc.i64("chunk offset")?;
