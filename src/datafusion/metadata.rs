@@ -226,7 +226,8 @@ impl FileMeta {
                 })?;
                 let mut fields: Vec<TimeseriesMetadata> = Vec::with_capacity(series.len());
                 fields.append(&mut series);
-                let fields_sorted = fields.windows(2).all(|w| w.first().map(|s| &s.measurement) < w.get(1).map(|s| &s.measurement));
+                let fields_sorted =
+                    fields.windows(2).all(|w| w.first().map(|s| &s.measurement) < w.get(1).map(|s| &s.measurement));
                 let first_offset = time.chunks.iter().map(|c| c.offset).min().unwrap_or(0);
                 devices.push(DeviceMeta { device: d.device, time, fields, fields_sorted, first_offset });
             }

@@ -20,6 +20,7 @@ use datafusion::common::{DataFusionError, Result};
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::{FileOpenFuture, FileOpener};
 use datafusion::execution::object_store::ObjectStoreUrl;
+use datafusion::physical_expr::utils::collect_columns;
 use datafusion::physical_optimizer::pruning::PruningPredicateBuilder;
 use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
 use datafusion::physical_plan::PhysicalExpr;
@@ -140,7 +141,13 @@ impl FileOpener for TsFileOpener {
                 Some(p) => TagFilter::new(p, &|name| tag_segment(&this.file_schema, &roles, name)),
                 None => TagFilter::default(),
             };
-            let ctx = Arc::new(ScanContext { file: file_scan, table: tmeta.clone(), roles, lossy, layout, tags });
+            let named: HashSet<String> = file_scan
+                .pruning
+                .as_ref()
+                .map(|pp| collect_columns(pp.orig_expr()).into_iter().map(|c| c.name().to_string()).collect())
+                .unwrap_or_default();
+            let stat_columns = this.file_schema.fields().iter().map(|f| named.contains(f.name())).collect();
+            let ctx = Arc::new(ScanContext { file: file_scan, table: tmeta.clone(), roles, lossy, layout, tags, stat_columns });
             let devices = ctx.prune_devices(owned);
             // Runs of devices fetched with one coalesced request, planned as the scan goes
             // (memory follows the run, not the file's device count); the next run is fetched
@@ -362,6 +369,9 @@ struct ScanContext {
     layout: ScanLayout,
     /// TAG values the predicate allows (checked before any statistics are built).
     tags: TagFilter,
+    /// Per file-schema column: whether the pruning predicate names it (only those get
+    /// statistics in a pruning container).
+    stat_columns: Vec<bool>,
 }
 
 impl ScanContext {
@@ -380,7 +390,10 @@ impl ScanContext {
         self.roles
             .iter()
             .zip(self.file.schema.fields())
-            .map(|(role, f)| match role {
+            .zip(&self.stat_columns)
+            .map(|((role, f), used)| match role {
+                // A column the predicate does not name: no statistics needed.
+                _ if !used => ColumnStat::default(),
                 ColumnRole::Time => time.clone(),
                 ColumnRole::Tag(i) => tag_column_stat(d.device.segment(*i), rows),
                 ColumnRole::Attribute | ColumnRole::Missing => ColumnStat { min: None, max: None, nulls: Some(rows) },
@@ -536,6 +549,12 @@ impl ScanContext {
 
     fn page_filter(&self, d: &DeviceMeta, stats: &GroupPageStats<'_>) -> Vec<bool> {
         let Some(pp) = &self.file.pruning else { return vec![true; stats.time.len()] };
+        // A chunk group of one page: the page's statistics are its chunks' statistics, which
+        // chunk-group pruning (or, for a device of one chunk group, device pruning) has
+        // already checked against the same predicate.
+        if stats.time.len() == 1 {
+            return vec![true];
+        }
         let (projected, field_names) = (&self.layout.projected_fields, &self.layout.field_names);
         let time_ty = self.file.schema.field(0).data_type().clone();
         let mut cs = ContainerStats::new(self.file.schema.clone());
