@@ -39,6 +39,22 @@ impl DeviceMeta {
         self.time.statistics.count
     }
 
+    /// The field series named `name`, looked for first at position `hint` (devices of a
+    /// table usually list the same series, so the position in one device is a good guess
+    /// for the next).
+    pub fn field_at(&self, name: &str, hint: usize) -> Option<&TimeseriesMetadata> {
+        match self.fields.get(hint) {
+            Some(s) if s.measurement == name => Some(s),
+            _ => self.field(name),
+        }
+    }
+
+    /// Position of the field series named `name` in [`DeviceMeta::fields`].
+    pub fn field_position(&self, name: &str) -> Option<usize> {
+        let s = self.field(name)?;
+        self.fields.iter().position(|f| std::ptr::eq(f, s))
+    }
+
     /// The field series named `name`.
     pub fn field(&self, name: &str) -> Option<&TimeseriesMetadata> {
         if self.fields_sorted {
@@ -522,7 +538,14 @@ mod tests {
             };
             for n in &names {
                 assert_eq!(d.field(n).map(|s| s.measurement.as_str()), Some(*n));
+                let at = d.field_position(n).unwrap();
+                assert_eq!(d.fields[at].measurement, *n);
+                // Any hint, right, wrong or out of range, finds the same series.
+                for hint in [at, 0, 3, usize::MAX] {
+                    assert_eq!(d.field_at(n, hint).map(|s| s.measurement.as_str()), Some(*n));
+                }
             }
+            assert!(d.field_at("e", 0).is_none() && d.field_position("e").is_none());
             assert!(d.field("e").is_none() && d.field("").is_none());
         }
     }

@@ -203,6 +203,9 @@ struct ScanLayout {
     types: Vec<TsDataType>,
     /// Output columns' sources, in projection order.
     sources: Vec<ColumnSource>,
+    /// Per entry of `field_names`: its position among the first device's series, the
+    /// first place [`DeviceMeta::field_at`] looks in every device.
+    hints: Vec<usize>,
 }
 
 impl ScanLayout {
@@ -227,7 +230,15 @@ impl ScanLayout {
             });
         }
         let types = projected_fields.iter().map(|(_, t)| *t).collect();
-        ScanLayout { field_names, projected_fields, types, sources }
+        let first = table.devices.first();
+        let hints = field_names.iter().map(|n| first.and_then(|d| d.field_position(n)).unwrap_or(usize::MAX)).collect();
+        ScanLayout { field_names, projected_fields, types, sources, hints }
+    }
+
+    /// Series of `field_names[pos]` in device `d`.
+    fn field<'a>(&self, d: &'a DeviceMeta, pos: usize) -> Option<&'a crate::format::TimeseriesMetadata> {
+        let name = self.field_names.get(pos)?;
+        d.field_at(name, self.hints.get(pos).copied().unwrap_or(usize::MAX))
     }
 
     /// TsFile type and name of each projected field, in decoding order.
@@ -452,7 +463,7 @@ impl ScanContext {
         // group has none beyond its series statistics, which device pruning has seen.
         let prune = self.file.pruning.is_some() && d.time.chunks.len() > 1;
         let groups = if prune {
-            let series: Vec<_> = self.layout.field_names.iter().map(|n| d.field(n)).collect();
+            let series: Vec<_> = self.layout.field_names.iter().zip(&self.layout.hints).map(|(n, h)| d.field_at(n, *h)).collect();
             let groups = plan_chunk_groups(&d.time, &series).map_err(|e| self.err(e))?;
             self.file.metrics.chunk_groups_total.add(groups.len());
             let kept = self.prune_groups(d, groups);
@@ -464,8 +475,7 @@ impl ScanContext {
                 })
                 .collect()
         } else {
-            let series: Vec<_> =
-                projected.iter().map(|(pos, _)| self.layout.field_names.get(*pos).and_then(|n| d.field(n))).collect();
+            let series: Vec<_> = projected.iter().map(|(pos, _)| self.layout.field(d, *pos)).collect();
             let groups = plan_chunk_groups(&d.time, &series).map_err(|e| self.err(e))?;
             self.file.metrics.chunk_groups_total.add(groups.len());
             groups

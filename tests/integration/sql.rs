@@ -608,13 +608,21 @@ fn test_failing_pruning_predicate_keeps_every_unit_and_counts_errors() {
         let plan = scan(device.clone());
         let rows = count_rows(&collect(plan.clone(), c.task_ctx()).await.unwrap());
         assert_eq!((rows, metric(&plan, "devices_pruned"), metric(&plan, "predicate_evaluation_errors")), (3621, 299, 0));
-        // With the mismatch first (evaluated on every container) nothing is pruned, every row
-        // is read and the query does not fail.
-        let and: Arc<dyn PhysicalExpr> = Arc::new(BinaryExpr::new(mismatch, Operator::And, device));
-        let plan = scan(and);
+        // With the mismatch OR the device (the statistics predicate fails on every container,
+        // and no TAG equality holds for every row) nothing is pruned, every row is read and
+        // the query does not fail.
+        let or: Arc<dyn PhysicalExpr> = Arc::new(BinaryExpr::new(mismatch.clone(), Operator::Or, device.clone()));
+        let plan = scan(or);
         let rows = count_rows(&collect(plan.clone(), c.task_ctx()).await.unwrap());
         assert_eq!(rows, 1_006_239);
         assert_eq!(metric(&plan, "devices_pruned"), 0);
+        assert!(metric(&plan, "predicate_evaluation_errors") >= 1, "{}", metric(&plan, "predicate_evaluation_errors"));
+        // With the mismatch AND the device, the TAG equality still selects the device from
+        // the device list; the failing statistics predicate then keeps that device.
+        let and: Arc<dyn PhysicalExpr> = Arc::new(BinaryExpr::new(mismatch, Operator::And, device));
+        let plan = scan(and);
+        let rows = count_rows(&collect(plan.clone(), c.task_ctx()).await.unwrap());
+        assert_eq!((rows, metric(&plan, "devices_pruned")), (3621, 299));
         assert!(metric(&plan, "predicate_evaluation_errors") >= 1, "{}", metric(&plan, "predicate_evaluation_errors"));
     });
 }
