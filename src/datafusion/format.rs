@@ -299,26 +299,61 @@ pub fn file_statistics(meta: &FileMeta, table: &str, schema: &Schema) -> crate::
         .collect();
     let mut rows: u64 = 0;
     let mut acc: Vec<ColumnAcc> = vec![ColumnAcc::default(); roles.len()];
+    // TAG columns are merged as strings and turned into scalars once (per column: smallest
+    // and largest value, null rows).
+    let mut tags: Vec<(Option<&str>, Option<&str>, u64)> = vec![(None, None, 0); roles.len()];
+    // Where each FIELD column sits among the first device's series (see `DeviceMeta::field_at`).
+    let hints: Vec<usize> = roles
+        .iter()
+        .map(|r| match (r, t.devices.first()) {
+            (ColumnRole::Field(name), Some(d)) => d.field_position(name).unwrap_or(usize::MAX),
+            _ => usize::MAX,
+        })
+        .collect();
     for d in &t.devices {
         let n = d.rows();
         rows += n;
-        for ((role, field), a) in roles.iter().zip(schema.fields()).zip(acc.iter_mut()) {
+        for ((((role, field), a), tag), hint) in
+            roles.iter().zip(schema.fields()).zip(acc.iter_mut()).zip(tags.iter_mut()).zip(&hints)
+        {
             let ty = field.data_type();
             let (st, exact): (ColumnStat, Option<ExactMinMax>) = match role {
                 // Time and tag bounds are attained: exact.
                 ColumnRole::Time => (time_column_stat(&d.time.statistics, ty), None),
-                ColumnRole::Tag(i) => (tag_column_stat(d.device.segment(*i), n), None),
+                ColumnRole::Tag(i) => {
+                    match d.device.segment(*i) {
+                        // A device without rows adds no bounds (as `ColumnAcc::add`).
+                        Some(_) if n == 0 => {}
+                        Some(v) => {
+                            tag.0 = Some(tag.0.map_or(v, |lo| lo.min(v)));
+                            tag.1 = Some(tag.1.map_or(v, |hi| hi.max(v)));
+                        }
+                        None => tag.2 += n,
+                    }
+                    continue;
+                }
                 ColumnRole::Attribute | ColumnRole::Missing => {
                     (ColumnStat { min: None, max: None, nulls: Some(n) }, Some((None, None)))
                 }
                 ColumnRole::Field(name) => {
                     let lossy = lossy.contains(name.as_str());
-                    let s = d.field(name).map(|s| without_lossy_values(&s.statistics, lossy));
+                    let s = d.field_at(name, *hint).map(|s| without_lossy_values(&s.statistics, lossy));
                     let s = s.as_deref();
                     (value_column_stat(s, n, ty), Some(s.map_or((None, None), |s| value_exact_min_max(s, ty))))
                 }
             };
             a.add(st, exact, n);
+        }
+    }
+    for ((role, a), (lo, hi, nulls)) in roles.iter().zip(acc.iter_mut()).zip(tags) {
+        if let ColumnRole::Tag(_) = role {
+            let (min, max) = match (lo, hi) {
+                (Some(lo), Some(hi)) => (tag_column_stat(Some(lo), 0).min, tag_column_stat(Some(hi), 0).max),
+                _ => (None, None),
+            };
+            // Without bounds every row is null (`nulls == rows`, so none are merged); with
+            // bounds some device of at least one row has a value (`nulls < rows`).
+            a.add(ColumnStat { min, max, nulls: Some(nulls) }, None, rows);
         }
     }
     let column_statistics = acc

@@ -249,3 +249,52 @@ fn test_directory_of_time_partitions_equals_the_single_file() {
     std::fs::remove_dir_all(&dir).unwrap();
     std::fs::remove_file(&single).unwrap();
 }
+
+/// File statistics of TAG columns (merged as strings across devices): smallest and largest
+/// value and null rows, with a device whose last TAG is null; equal to the decoded answer.
+#[test]
+fn test_tag_statistics_of_a_file_equal_the_decoded_answer() {
+    use datafusion::common::stats::Precision;
+    use datafusion::common::ScalarValue;
+    use datafusion::datasource::file_format::FileFormat;
+    use datafusion::execution::object_store::ObjectStoreUrl;
+    use datafusion_tsfile::datafusion::TsFileFormat;
+    use object_store::ObjectStoreExt;
+
+    let aligned = |segments: &[&str], n: usize| Device::Aligned {
+        segments: segments.iter().map(|s| s.to_string()).collect(),
+        times: (0..n as i64).collect(),
+        columns: vec![("reading".into(), INT64, (0..n).map(|i| Some(Val::I64(i as i64))).collect())],
+    };
+    let devices = vec![aligned(&["t", "r2", "d1"], 3), aligned(&["t", "r1"], 2), aligned(&["t", "r3", "d0"], 1)];
+    let table = Table { name: "t".into(), tags: vec!["region".into(), "device".into()], fields: vec![("reading".into(), INT64)] };
+    let path = std::env::temp_dir().join(format!("tsfile-fleet-tagstats-{}.tsfile", std::process::id()));
+    std::fs::write(&path, write_tsfile(&devices, &[table], 4)).unwrap();
+    block_on(async {
+        let c = ctx(1, 100);
+        let format = TsFileFormat::new(TsFileReadOptions::default());
+        let store = c.runtime_env().object_store(ObjectStoreUrl::local_filesystem()).unwrap();
+        let meta = store.head(&object_store::path::Path::from_filesystem_path(&path).unwrap()).await.unwrap();
+        let schema = format.infer_schema(&c.state(), &store, std::slice::from_ref(&meta)).await.unwrap();
+        let stats = format.infer_stats(&c.state(), &store, schema.clone(), &meta).await.unwrap();
+        assert_eq!(stats.num_rows, Precision::Exact(6));
+        let col = |name: &str| &stats.column_statistics[schema.index_of(name).unwrap()];
+        let text = |p: &Precision<ScalarValue>| match p {
+            Precision::Exact(v) => Some(v.to_string()),
+            _ => None,
+        };
+        let (region, device) = (col("region"), col("device"));
+        assert_eq!((text(&region.min_value), text(&region.max_value)), (Some("r1".into()), Some("r3".into())));
+        assert_eq!(region.null_count, Precision::Exact(0));
+        assert_eq!((text(&device.min_value), text(&device.max_value)), (Some("d0".into()), Some("d1".into())));
+        assert_eq!(device.null_count, Precision::Exact(2));
+
+        register_tsfile(&c, "t", &[path.to_str().unwrap()], TsFileReadOptions::default()).await.unwrap();
+        let sql = "SELECT min(region), max(region), count(region), min(device), max(device), count(device) FROM t";
+        let from_stats = rows_of(&c.sql(sql).await.unwrap().collect().await.unwrap());
+        let decoded = rows_of(&c.sql(&format!("{sql} WHERE reading >= 0")).await.unwrap().collect().await.unwrap());
+        assert_eq!(from_stats, decoded);
+        assert_eq!(decoded, vec![vec![json!("r1"), json!("r3"), json!(6), json!("d0"), json!("d1"), json!(4)]]);
+    });
+    std::fs::remove_file(&path).unwrap();
+}
