@@ -279,7 +279,7 @@ impl StatText {
     }
 
     fn of(v: &ValueStatistics, data_type: TsDataType) -> StatText {
-        let text = |b: &Option<Vec<u8>>| b.as_ref().map(|b| String::from_utf8_lossy(b).into_owned());
+        let text = |b: &Option<Box<[u8]>>| b.as_ref().map(|b| String::from_utf8_lossy(b).into_owned());
         match v {
             ValueStatistics::None => StatText::default(),
             ValueStatistics::Boolean { first, last, true_count } => StatText {
@@ -348,10 +348,10 @@ mod tests {
         assert_eq!((s.first.as_deref(), s.last.as_deref(), s.min, s.sum), (Some("true"), Some("false"), None, Some(4.0)));
         let s = StatText::of(
             &ValueStatistics::String {
-                first: Some(b"b".to_vec()),
+                first: Some(Box::from(&b"b"[..])),
                 last: None,
-                min: Some(b"a".to_vec()),
-                max: Some(b"z".to_vec()),
+                min: Some(Box::from(&b"a"[..])),
+                max: Some(Box::from(&b"z"[..])),
             },
             TsDataType::String,
         );

@@ -102,20 +102,20 @@ pub enum ValueStatistics {
     /// TEXT: no min/max.
     Text {
         /// Value at the first timestamp (`None` = null).
-        first: Option<Vec<u8>>,
+        first: Option<Box<[u8]>>,
         /// Value at the last timestamp.
-        last: Option<Vec<u8>>,
+        last: Option<Box<[u8]>>,
     },
     /// STRING: min/max in byte-wise lexicographic order.
     String {
         /// Value at the first timestamp.
-        first: Option<Vec<u8>>,
+        first: Option<Box<[u8]>>,
         /// Value at the last timestamp.
-        last: Option<Vec<u8>>,
+        last: Option<Box<[u8]>>,
         /// Minimum.
-        min: Option<Vec<u8>>,
+        min: Option<Box<[u8]>>,
         /// Maximum.
-        max: Option<Vec<u8>>,
+        max: Option<Box<[u8]>>,
     },
 }
 
@@ -162,14 +162,14 @@ impl Statistics {
                 sum: c.f64("statistics sum")?,
             },
             TsDataType::Text => ValueStatistics::Text {
-                first: c.binary32("statistics first")?.map(<[u8]>::to_vec),
-                last: c.binary32("statistics last")?.map(<[u8]>::to_vec),
+                first: c.binary32("statistics first")?.map(Box::from),
+                last: c.binary32("statistics last")?.map(Box::from),
             },
             TsDataType::String => ValueStatistics::String {
-                first: c.binary32("statistics first")?.map(<[u8]>::to_vec),
-                last: c.binary32("statistics last")?.map(<[u8]>::to_vec),
-                min: c.binary32("statistics min")?.map(<[u8]>::to_vec),
-                max: c.binary32("statistics max")?.map(<[u8]>::to_vec),
+                first: c.binary32("statistics first")?.map(Box::from),
+                last: c.binary32("statistics last")?.map(Box::from),
+                min: c.binary32("statistics min")?.map(Box::from),
+                max: c.binary32("statistics max")?.map(Box::from),
             },
             TsDataType::Unknown => {
                 return Err(TsFileError::corrupt("statistics", Some(start), "data type UNKNOWN has no statistics layout"))
@@ -235,7 +235,12 @@ mod tests {
         let s = Statistics::parse(&mut Cursor::new(&b, 0), TsDataType::String).unwrap();
         assert_eq!(
             s.values,
-            ValueStatistics::String { first: Some(b"a".to_vec()), last: Some(b"b".to_vec()), min: None, max: Some(vec![]) }
+            ValueStatistics::String {
+                first: Some(Box::from(&b"a"[..])),
+                last: Some(Box::from(&b"b"[..])),
+                min: None,
+                max: Some(Box::from(&[][..]))
+            }
         );
     }
 

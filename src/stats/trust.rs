@@ -314,16 +314,16 @@ impl StatValue for bool {
 }
 
 /// STRING `(min, max)`, `None` when absent or inconsistent.
-fn string_min_max(min: &Option<Vec<u8>>, max: &Option<Vec<u8>>) -> Option<(Vec<u8>, Vec<u8>)> {
+fn string_min_max(min: &Option<Box<[u8]>>, max: &Option<Box<[u8]>>) -> Option<(Vec<u8>, Vec<u8>)> {
     match (min, max) {
-        (Some(lo), Some(hi)) if lo <= hi => Some((lo.clone(), hi.clone())),
+        (Some(lo), Some(hi)) if lo <= hi => Some((lo.to_vec(), hi.to_vec())),
         _ => None,
     }
 }
 
 /// TEXT/STRING `(first, last)`, `None` when either is absent.
-fn bytes_first_last(first: &Option<Vec<u8>>, last: &Option<Vec<u8>>) -> Option<(Vec<u8>, Vec<u8>)> {
-    Some((first.clone()?, last.clone()?))
+fn bytes_first_last(first: &Option<Box<[u8]>>, last: &Option<Box<[u8]>>) -> Option<(Vec<u8>, Vec<u8>)> {
+    Some((first.as_deref()?.to_vec(), last.as_deref()?.to_vec()))
 }
 
 impl StatValue for Vec<u8> {
@@ -497,14 +497,14 @@ mod tests {
             start_time: 0,
             end_time: 1,
             values: ValueStatistics::String {
-                first: Some(b"b".to_vec()),
-                last: Some("é".as_bytes().to_vec()),
-                min: Some(b"b".to_vec()),
-                max: Some("é".as_bytes().to_vec()),
+                first: Some(Box::from(&b"b"[..])),
+                last: Some(Box::from("é".as_bytes())),
+                min: Some(Box::from(&b"b"[..])),
+                max: Some(Box::from("é".as_bytes())),
             },
         };
         assert_eq!(Vec::<u8>::exact_max(&s), UnitValue::Exact("é".as_bytes().to_vec()));
-        let t = Statistics { values: ValueStatistics::Text { first: Some(b"b".to_vec()), last: None }, ..s };
+        let t = Statistics { values: ValueStatistics::Text { first: Some(Box::from(&b"b"[..])), last: None }, ..s };
         assert_eq!(Vec::<u8>::bounds(&t), ValueBounds::Unknown);
         assert_eq!(Vec::<u8>::first_last(&t), UnitValue::Untrusted);
     }
