@@ -298,3 +298,58 @@ fn test_tag_statistics_of_a_file_equal_the_decoded_answer() {
     });
     std::fs::remove_file(&path).unwrap();
 }
+
+/// A directory whose later files gained a column (as a schema change in IoTDB leaves it):
+/// the merged schema keeps the column, null in the files without it; a later file where a
+/// column changed type is an error naming the column and two files that disagree, never a
+/// dropped column.
+#[test]
+fn test_directory_whose_files_disagree_merges_or_fails_clearly() {
+    let file = |fields: &[(&str, u8)], t0: i64| {
+        let columns = fields
+            .iter()
+            .map(|(n, ty)| {
+                let v = |i: i64| if *ty == DOUBLE { Val::F64(i as f64 / 2.0) } else { Val::I64(i) };
+                (n.to_string(), *ty, (t0..t0 + 3).map(|i| Some(v(i))).collect())
+            })
+            .collect();
+        let device = Device::Aligned { segments: vec!["m".into(), "d1".into()], times: (t0..t0 + 3).collect(), columns };
+        let table = Table {
+            name: "m".into(),
+            tags: vec!["device".into()],
+            fields: fields.iter().map(|(n, ty)| (n.to_string(), *ty)).collect(),
+        };
+        write_tsfile(&[device], &[table], 4)
+    };
+    let dir = std::env::temp_dir().join(format!("tsfile-fleet-schema-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("part-0.tsfile"), file(&[("a", INT64)], 0)).unwrap();
+    std::fs::write(dir.join("part-1.tsfile"), file(&[("a", INT64), ("b", DOUBLE)], 10)).unwrap();
+    let glob = format!("{}/*.tsfile", dir.display());
+    block_on(async {
+        let c = ctx(2, 100);
+        register_tsfile(&c, "m", &[glob.as_str()], TsFileReadOptions::default()).await.unwrap();
+        let got =
+            rows_of(&c.sql("SELECT CAST(time AS BIGINT) AS t, a, b FROM m ORDER BY t").await.unwrap().collect().await.unwrap());
+        let want: Vec<Vec<Value>> = [0i64, 1, 2]
+            .iter()
+            .map(|&t| vec![json!(t), json!(t), Value::Null])
+            .chain(
+                [10i64, 11, 12]
+                    .iter()
+                    .map(|&t| vec![json!(t), json!(t), json!(format!("f64:{:016x}", (t as f64 / 2.0).to_bits()))]),
+            )
+            .collect();
+        assert_eq!(got, want);
+    });
+    // `a` becomes DOUBLE in a third file: a planning error that names the column and both files.
+    std::fs::write(dir.join("part-2.tsfile"), file(&[("a", DOUBLE)], 20)).unwrap();
+    block_on(async {
+        let c = ctx(2, 100);
+        let err = register_tsfile(&c, "m", &[glob.as_str()], TsFileReadOptions::default()).await.unwrap_err().to_string();
+        // The other file is whichever the listing gave first (part-0 or part-1).
+        let other = err.contains("part-0.tsfile") || err.contains("part-1.tsfile");
+        assert!(err.contains("column 'a' is") && err.contains("part-2.tsfile") && other, "{err}");
+    });
+    std::fs::remove_dir_all(&dir).unwrap();
+}
