@@ -29,7 +29,7 @@ fn float(v: f64) -> Value {
 }
 
 /// Bytes as a JSON string when UTF-8, else `{"hex": ...}`; null stays null.
-fn text(b: &Option<Vec<u8>>) -> Value {
+fn text(b: &Option<Box<[u8]>>) -> Value {
     match b {
         None => Value::Null,
         Some(b) => match std::str::from_utf8(b) {

@@ -228,7 +228,7 @@ fn test_directory_of_time_partitions_equals_the_single_file() {
         register_tsfile(&c, "dir", &[glob.as_str()], TsFileReadOptions::default()).await.unwrap();
         register_tsfile(&c, "fleet", &[single.to_str().unwrap()], TsFileReadOptions::default()).await.unwrap();
         let queries = [
-            format!("{SELECT_ALL}"),
+            SELECT_ALL.to_string(),
             format!("{SELECT_ALL} WHERE device = 'dev-0012'"),
             format!("{SELECT_ALL} WHERE device = 'dev-0012' AND time >= to_timestamp_millis(3120) AND time < to_timestamp_millis(9120)"),
             format!("{SELECT_ALL} WHERE time > to_timestamp_millis(12000) AND reading % 2 = 0"),
