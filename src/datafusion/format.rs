@@ -303,13 +303,7 @@ pub fn file_statistics(meta: &FileMeta, table: &str, schema: &Schema) -> crate::
     // and largest value, null rows).
     let mut tags: Vec<(Option<&str>, Option<&str>, u64)> = vec![(None, None, 0); roles.len()];
     // Where each FIELD column sits among the first device's series (see `DeviceMeta::field_at`).
-    let hints: Vec<usize> = roles
-        .iter()
-        .map(|r| match (r, t.devices.first()) {
-            (ColumnRole::Field(name), Some(d)) => d.field_position(name).unwrap_or(usize::MAX),
-            _ => usize::MAX,
-        })
-        .collect();
+    let hints = t.field_hints(roles.iter().map(|r| if let ColumnRole::Field(name) = r { name.as_str() } else { "" }));
     for d in &t.devices {
         let n = d.rows();
         rows += n;

@@ -51,17 +51,16 @@ impl DeviceMeta {
 
     /// Position of the field series named `name` in [`DeviceMeta::fields`].
     pub fn field_position(&self, name: &str) -> Option<usize> {
-        let s = self.field(name)?;
-        self.fields.iter().position(|f| std::ptr::eq(f, s))
+        if self.fields_sorted {
+            self.fields.binary_search_by(|s| s.measurement.as_str().cmp(name)).ok()
+        } else {
+            self.fields.iter().position(|s| s.measurement == name)
+        }
     }
 
     /// The field series named `name`.
     pub fn field(&self, name: &str) -> Option<&TimeseriesMetadata> {
-        if self.fields_sorted {
-            self.fields.binary_search_by(|s| s.measurement.as_str().cmp(name)).ok().and_then(|i| self.fields.get(i))
-        } else {
-            self.fields.iter().find(|s| s.measurement == name)
-        }
+        self.field_position(name).and_then(|i| self.fields.get(i))
     }
 }
 
@@ -72,6 +71,15 @@ pub struct TableMeta {
     pub schema: TableSchema,
     /// Devices in index order.
     pub devices: Vec<DeviceMeta>,
+}
+
+impl TableMeta {
+    /// Per name: its position among the first device's field series (`usize::MAX` when
+    /// absent), the first place [`DeviceMeta::field_at`] looks in every device.
+    pub fn field_hints<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> Vec<usize> {
+        let first = self.devices.first();
+        names.into_iter().map(|n| first.and_then(|d| d.field_position(n)).unwrap_or(usize::MAX)).collect()
+    }
 }
 
 /// A file's parsed footer and index area.

@@ -230,8 +230,7 @@ impl ScanLayout {
             });
         }
         let types = projected_fields.iter().map(|(_, t)| *t).collect();
-        let first = table.devices.first();
-        let hints = field_names.iter().map(|n| first.and_then(|d| d.field_position(n)).unwrap_or(usize::MAX)).collect();
+        let hints = table.field_hints(field_names.iter().map(String::as_str));
         ScanLayout { field_names, projected_fields, types, sources, hints }
     }
 
