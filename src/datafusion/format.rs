@@ -29,7 +29,7 @@ use object_store::{ObjectMeta, ObjectStore};
 
 use crate::arrow::schema::table_arrow_schema;
 use crate::datafusion::errors::df_err;
-use crate::datafusion::metadata::{FileMeta, MetadataCache};
+use crate::datafusion::metadata::{DeviceFields, FileMeta, MetadataCache};
 use crate::datafusion::options::TsFileReadOptions;
 use crate::datafusion::pruning::{
     column_roles, merge_bound, tag_column_stat, time_column_stat, value_column_stat, value_exact_min_max, ColumnRole, ColumnStat,
@@ -285,6 +285,12 @@ impl ColumnAcc {
     }
 }
 
+/// Files whose index area (see [`FileMeta::index_bytes`]) is larger report unknown
+/// statistics at planning: about 40,000 devices of
+/// a few series each (IoTDB and the C++ writer store 300–500 bytes of index per device of
+/// five fields).
+pub const STATISTICS_MAX_INDEX_BYTES: u64 = 16 << 20;
+
 /// Table-level statistics of one file for `schema` (the merged table schema).
 pub fn file_statistics(meta: &FileMeta, table: &str, schema: &Schema) -> crate::Result<Statistics> {
     let t = meta.table(table)?;
@@ -302,9 +308,24 @@ pub fn file_statistics(meta: &FileMeta, table: &str, schema: &Schema) -> crate::
     // TAG columns are merged as strings and turned into scalars once (per column: smallest
     // and largest value, null rows).
     let mut tags: Vec<(Option<&str>, Option<&str>, u64)> = vec![(None, None, 0); roles.len()];
-    // Where each FIELD column sits among the first device's series (see `DeviceMeta::field_at`).
-    let hints = t.field_hints(roles.iter().map(|r| if let ColumnRole::Field(name) = r { name.as_str() } else { "" }));
+    // The FIELD columns' series are read device by device into one buffer; each column's
+    // position among them in the first device is where `DeviceFields::field_at` looks first.
+    let names: Vec<&str> =
+        roles.iter().filter_map(|r| if let ColumnRole::Field(n) = r { Some(n.as_str()) } else { None }).collect();
+    let wanted: HashSet<&str> = names.iter().copied().collect();
+    let hints = t.field_hints(&names);
+    let hints: Vec<usize> = roles
+        .iter()
+        .map(|r| match r {
+            ColumnRole::Field(n) => names.iter().position(|m| m == n).and_then(|i| hints.get(i)).copied().unwrap_or(usize::MAX),
+            _ => usize::MAX,
+        })
+        .collect();
+    let mut fields = DeviceFields::default();
     for d in &t.devices {
+        if !wanted.is_empty() {
+            meta.read_fields(d, &|name| wanted.contains(name), &mut fields)?;
+        }
         let n = d.rows();
         rows += n;
         for ((((role, field), a), tag), hint) in
@@ -331,7 +352,7 @@ pub fn file_statistics(meta: &FileMeta, table: &str, schema: &Schema) -> crate::
                 }
                 ColumnRole::Field(name) => {
                     let lossy = lossy.contains(name.as_str());
-                    let s = d.field_at(name, *hint).map(|s| without_lossy_values(&s.statistics, lossy));
+                    let s = fields.field_at(name, *hint).map(|s| without_lossy_values(&s.statistics, lossy));
                     let s = s.as_deref();
                     (value_column_stat(s, n, ty), Some(s.map_or((None, None), |s| value_exact_min_max(s, ty))))
                 }
@@ -445,6 +466,12 @@ impl FileFormat for TsFileFormat {
             let mut s = Statistics::new_unknown(&table_schema);
             s.num_rows = Precision::Exact(0);
             return Ok(s);
+        }
+        if m.index_bytes() > self.options.statistics_max_index_bytes {
+            // Walking every device of a large index at planning would cost more than most
+            // queries of it (a device lookup reads one index path): its rows are unknown
+            // here and its devices are pruned as it is scanned.
+            return Ok(Statistics::new_unknown(&table_schema));
         }
         m.statistics_with(&table, &table_schema, || file_statistics(&m, &table, &table_schema))
             .map_err(|e| df_err(e.in_file(&m.location)))

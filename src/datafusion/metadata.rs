@@ -4,33 +4,42 @@
 //! per-table view of its devices (time series + field series) that planning and pruning
 //! work from — per table-model table ([`TableMeta`]) and per tree-model path prefix ([`TreeMeta`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use object_store::{ObjectMeta, ObjectStore};
 
 use crate::datafusion::errors::file_name;
+use crate::datafusion::tag_filter::TagFilter;
 use crate::datafusion::tree::TreeMeta;
 use crate::error::{Result, TsFileError};
+use crate::format::reader::DeviceEntry;
 use crate::format::{DeviceId, FileReader, TableSchema, TimeseriesMetadata};
 use crate::io::{open_object_opts, OpenOptions, RangeSource};
 
-/// One device of a table: its time series and field series.
+/// Most devices a partial table view holds ([`FileMeta::table_for_tags`]); a TAG filter
+/// allowing more loads the whole table's view.
+pub const PARTIAL_VIEW_MAX_DEVICES: usize = 1024;
+
+/// Widest window fetched to read one chunk header.
+const MAX_CHUNK_HEADER_WINDOW: u64 = 16 << 20;
+
+/// One device of a table: what planning keeps of it. Its field series are read from the
+/// index on demand ([`FileMeta::read_fields`]) and not kept, so a table of a million
+/// devices costs a few hundred bytes per device, not a copy of its whole index.
 #[derive(Debug, Clone)]
 pub struct DeviceMeta {
     /// The device.
     pub device: DeviceId,
     /// The aligned time column's metadata.
     pub time: TimeseriesMetadata,
-    /// Field series in index order (see [`DeviceMeta::field`]).
-    pub fields: Vec<TimeseriesMetadata>,
-    /// Whether `fields` is sorted by measurement name (as writers store it), so a lookup
-    /// is a binary search.
-    pub fields_sorted: bool,
     /// Offset of the device's first chunk: a byte-range split owns the device when this
     /// offset falls inside the range.
     pub first_offset: u64,
+    /// Byte range starting at the device's measurement index root (where its series are).
+    pub series_index: Range<u64>,
 }
 
 impl DeviceMeta {
@@ -38,29 +47,49 @@ impl DeviceMeta {
     pub fn rows(&self) -> u64 {
         self.time.statistics.count
     }
+}
+
+/// Field series of one device as read by [`FileMeta::read_fields`]: all of them or those a
+/// reader asked for, in index order. Reused from device to device, so reading a table's
+/// devices one after another does not grow memory.
+#[derive(Debug, Default)]
+pub struct DeviceFields {
+    series: Vec<TimeseriesMetadata>,
+    /// Offsets of every chunk of the device (time and all fields, read or not), sorted.
+    chunk_offsets: Vec<u64>,
+    /// Whether `series` is sorted by measurement name (as writers store it), so a lookup is
+    /// a binary search.
+    sorted: bool,
+}
+
+impl DeviceFields {
+    /// The series read, in index order.
+    pub fn series(&self) -> &[TimeseriesMetadata] {
+        &self.series
+    }
 
     /// The field series named `name`, looked for first at position `hint` (devices of a
     /// table usually list the same series, so the position in one device is a good guess
     /// for the next).
     pub fn field_at(&self, name: &str, hint: usize) -> Option<&TimeseriesMetadata> {
-        match self.fields.get(hint) {
+        match self.series.get(hint) {
             Some(s) if s.measurement == name => Some(s),
             _ => self.field(name),
         }
     }
 
-    /// Position of the field series named `name` in [`DeviceMeta::fields`].
+    /// Position of the field series named `name` in [`DeviceFields::series`].
     pub fn field_position(&self, name: &str) -> Option<usize> {
-        if self.fields_sorted {
-            self.fields.binary_search_by(|s| s.measurement.as_str().cmp(name)).ok()
+        if self.sorted {
+            self.series.binary_search_by(|s| s.measurement.as_str().cmp(name)).ok()
         } else {
-            self.fields.iter().position(|s| s.measurement == name)
+            self.series.iter().position(|s| s.measurement == name)
         }
     }
 
     /// The field series named `name`.
     pub fn field(&self, name: &str) -> Option<&TimeseriesMetadata> {
-        self.field_position(name).and_then(|i| self.fields.get(i))
+        self.field_position(name).and_then(|i| self.series.get(i))
     }
 }
 
@@ -71,14 +100,57 @@ pub struct TableMeta {
     pub schema: TableSchema,
     /// Devices in index order.
     pub devices: Vec<DeviceMeta>,
+    /// Measurement names of the first device's field series, in index order (where
+    /// [`DeviceFields::field_at`] looks first, see [`TableMeta::field_hints`]).
+    first_fields: Vec<String>,
+    /// For a view of some devices only: the exact end of each of their chunks, read from
+    /// the chunk headers (the other devices' chunk offsets that bound them are not known).
+    chunk_ends: HashMap<u64, u64>,
 }
 
 impl TableMeta {
-    /// Per name: its position among the first device's field series (`usize::MAX` when
-    /// absent), the first place [`DeviceMeta::field_at`] looks in every device.
-    pub fn field_hints<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> Vec<usize> {
-        let first = self.devices.first();
-        names.into_iter().map(|n| first.and_then(|d| d.field_position(n)).unwrap_or(usize::MAX)).collect()
+    /// The view of `entries` (devices of the table `schema` describes): each device's
+    /// series are read once into one buffer; its time series, the offsets of its chunks and
+    /// (for the first device) its field names are kept.
+    fn build(reader: &FileReader<RangeSource>, schema: TableSchema, entries: Vec<DeviceEntry>) -> Result<TableMeta> {
+        let mut devices = Vec::with_capacity(entries.len());
+        let mut first_fields = Vec::new();
+        let mut series = Vec::new();
+        for d in entries {
+            series.clear();
+            // The time series (named "") is parsed; the field series are stepped over,
+            // except in the first device, whose field names give the lookup hints.
+            let keep = |name: &str| devices.is_empty() || name.is_empty();
+            reader
+                .series_where(d.measurement_root.clone(), &keep, &mut series, None)
+                .map_err(|e| e.context(format!("series of device {}", d.device)))?;
+            let time_at = series
+                .iter()
+                .position(TimeseriesMetadata::is_aligned_time)
+                .ok_or_else(|| TsFileError::corrupt("device", None, format!("table device {} has no time column", d.device)))?;
+            if devices.is_empty() {
+                first_fields = series.iter().filter(|s| !s.is_aligned_time()).map(|s| s.measurement.clone()).collect();
+            }
+            let time = series.swap_remove(time_at);
+            let first_offset = time.chunks.iter().map(|c| c.offset).min().unwrap_or(0);
+            devices.push(DeviceMeta { device: d.device, time, first_offset, series_index: d.measurement_root });
+        }
+        Ok(TableMeta { schema, devices, first_fields, chunk_ends: HashMap::new() })
+    }
+
+    /// The end of the chunk at `offset` as read from its header, for a view of some devices
+    /// only ([`FileMeta::table_for_tags`]); `None` for a whole table's view.
+    pub fn chunk_end(&self, offset: u64) -> Option<u64> {
+        self.chunk_ends.get(&offset).copied()
+    }
+
+    /// Per name of `names`: where [`DeviceFields::field_at`] looks first for it in a device
+    /// read with exactly those names — its position among them in the first device's index
+    /// order (`usize::MAX` when the first device lacks it).
+    pub fn field_hints(&self, names: &[&str]) -> Vec<usize> {
+        let wanted: HashSet<&str> = names.iter().copied().collect();
+        let order: Vec<&str> = self.first_fields.iter().map(String::as_str).filter(|f| wanted.contains(f)).collect();
+        names.iter().map(|n| order.iter().position(|f| f == n).unwrap_or(usize::MAX)).collect()
     }
 }
 
@@ -93,6 +165,9 @@ pub struct FileMeta {
     tables: Mutex<HashMap<String, Arc<TableMeta>>>,
     trees: Mutex<HashMap<String, Arc<TreeMeta>>>,
     chunk_starts: std::sync::OnceLock<std::result::Result<Vec<u64>, String>>,
+    /// Offsets where chunk groups of table devices start (their time chunks) and the data
+    /// section end; `None` for a file with tree-model devices (see [`FileMeta::chunk_end_in`]).
+    group_starts: std::sync::OnceLock<std::result::Result<Option<Vec<u64>>, String>>,
     /// File statistics by table and table schema, computed once (planning asks on every query).
     statistics: Mutex<HashMap<(String, arrow_schema::SchemaRef), datafusion::common::Statistics>>,
 }
@@ -104,19 +179,25 @@ impl FileMeta {
         self.reader.metadata_len().saturating_add(self.reader.source().bytes_held())
     }
 
+    /// Bytes of the index area and footer (`meta_offset` to the end of the file): grows
+    /// with the number of devices and series, known without walking the index.
+    pub fn index_bytes(&self) -> u64 {
+        self.reader.len().saturating_sub(self.reader.metadata().meta_offset)
+    }
+
     /// End (exclusive upper bound) of the chunk starting at `offset`: the start of the next
     /// chunk of any series in the file, or the separator. Chunk headers carry the exact
     /// size; this bound lets all chunks of a device be fetched before any is parsed.
     pub fn chunk_end(&self, offset: u64) -> Result<u64> {
         let starts = self.chunk_starts.get_or_init(|| {
-            let mut v = self.table_chunk_starts().unwrap_or_default();
-            if v.is_empty() {
-                let devices = self.reader.all_devices().map_err(|e| e.to_string())?;
-                for d in devices {
-                    for s in self.reader.series(&d).map_err(|e| e.to_string())? {
-                        v.extend(s.chunks.iter().map(|c| c.offset));
-                    }
-                }
+            let mut v = Vec::new();
+            let devices = self.reader.all_devices().map_err(|e| e.to_string())?;
+            let mut series = Vec::new();
+            for d in devices {
+                series.clear();
+                self.reader
+                    .series_where(d.measurement_root.clone(), &|_| false, &mut series, Some(&mut v))
+                    .map_err(|e| e.context(format!("series of device {}", d.device)).to_string())?;
             }
             v.push(self.reader.metadata().meta_offset);
             v.sort_unstable();
@@ -131,25 +212,50 @@ impl FileMeta {
             .ok_or_else(|| TsFileError::corrupt("chunk metadata", Some(offset), "chunk offset at or past the data section end"))
     }
 
-    /// Chunk offsets of every series from the per-table views (parsed once and shared with
-    /// the scans), when every device of the file belongs to a table-model table; `None`
-    /// (walk the index instead) for a file with tree-model devices or a table that fails to
-    /// load.
-    fn table_chunk_starts(&self) -> Option<Vec<u64>> {
-        if !self.tree_keys().is_empty() {
-            return None;
-        }
-        let mut v = Vec::new();
-        for name in self.table_names() {
-            let t = self.table(&name).ok()?;
-            for d in &t.devices {
-                v.extend(d.time.chunks.iter().map(|c| c.offset));
-                for s in &d.fields {
-                    v.extend(s.chunks.iter().map(|c| c.offset));
-                }
+    /// An upper bound on the end of the chunk at `offset` of a table device whose series
+    /// were read into `fields`: the device's next chunk, the next chunk group of any device
+    /// (each starts with its time chunk) or the data section end, whichever comes first.
+    /// Files that also hold tree-model devices use [`FileMeta::chunk_end`].
+    pub fn chunk_end_in(&self, offset: u64, fields: &DeviceFields) -> Result<u64> {
+        let starts = self.group_starts.get_or_init(|| {
+            if !self.tree_keys().is_empty() {
+                return Ok(None);
             }
-        }
-        Some(v)
+            let mut v = vec![self.reader.metadata().meta_offset];
+            for name in self.table_names() {
+                let t = self.table(&name).map_err(|e| e.to_string())?;
+                v.extend(t.devices.iter().flat_map(|d| d.time.chunks.iter().map(|c| c.offset)));
+            }
+            v.sort_unstable();
+            v.dedup();
+            Ok(Some(v))
+        });
+        let starts = starts.as_ref().map_err(|e| TsFileError::corrupt("metadata index", None, e.clone()))?;
+        let Some(starts) = starts else { return self.chunk_end(offset) };
+        let next = |v: &[u64]| v.get(v.partition_point(|&s| s <= offset)).copied();
+        let group = next(starts).ok_or_else(|| {
+            TsFileError::corrupt("chunk metadata", Some(offset), "chunk offset at or past the data section end")
+        })?;
+        Ok(next(&fields.chunk_offsets).map_or(group, |own| own.min(group)))
+    }
+
+    /// The field series of device `d` whose names `keep` accepts, read from the index into
+    /// `out` (replacing what it held), with the offsets of all the device's chunks.
+    pub fn read_fields(&self, d: &DeviceMeta, keep: &dyn Fn(&str) -> bool, out: &mut DeviceFields) -> Result<()> {
+        out.series.clear();
+        out.chunk_offsets.clear();
+        self.reader
+            .series_where(
+                d.series_index.clone(),
+                &|name| !name.is_empty() && keep(name),
+                &mut out.series,
+                Some(&mut out.chunk_offsets),
+            )
+            .map_err(|e| e.context(format!("series of device {}", d.device)))?;
+        out.chunk_offsets.sort_unstable();
+        out.series.retain(|s| !s.is_aligned_time());
+        out.sorted = out.series.windows(2).all(|w| w.first().map(|s| &s.measurement) < w.get(1).map(|s| &s.measurement));
+        Ok(())
     }
 
     /// Names of the tables with schemas.
@@ -220,6 +326,96 @@ impl FileMeta {
         Ok(t)
     }
 
+    /// A view of only the devices of table `name` that `tags` allows (with `tag_count` TAG
+    /// columns), when the full view is not loaded and they are at most
+    /// [`PARTIAL_VIEW_MAX_DEVICES`]; `None` otherwise (use [`FileMeta::table`]). Devices
+    /// named by every TAG are looked up along their index path; otherwise the device list
+    /// is walked (identifiers only) and the allowed devices' series read. Their chunk ends
+    /// are read from the chunk headers with one request to `store`.
+    pub async fn table_for_tags(
+        &self,
+        store: &Arc<dyn ObjectStore>,
+        location: &object_store::path::Path,
+        name: &str,
+        tags: &TagFilter,
+        tag_count: usize,
+    ) -> Result<Option<TableMeta>> {
+        if tags.is_empty() || self.table_loaded(name) {
+            return Ok(None);
+        }
+        let Some(schema) = self.reader.metadata().table_schema(name).cloned() else { return Ok(None) };
+        if self.reader.metadata().table_root(name).is_none() {
+            return Ok(None);
+        }
+        let entries: Vec<DeviceEntry> = match tags.device_ids(name, tag_count, PARTIAL_VIEW_MAX_DEVICES) {
+            Some(ids) => {
+                let mut found = Vec::new();
+                for id in &ids {
+                    found.extend(self.reader.find_device(id)?);
+                }
+                found
+            }
+            None => {
+                let all = self.reader.devices(name)?;
+                let allowed: Vec<DeviceEntry> = all.into_iter().filter(|e| tags.allows(&e.device)).collect();
+                if allowed.len() > PARTIAL_VIEW_MAX_DEVICES {
+                    return Ok(None);
+                }
+                allowed
+            }
+        };
+        let mut table = TableMeta::build(&self.reader, schema, entries)?;
+        // Every chunk of the view's devices (time and fields).
+        let mut offsets = Vec::new();
+        let mut fields = DeviceFields::default();
+        for d in &table.devices {
+            self.read_fields(d, &|_| false, &mut fields)?;
+            offsets.extend_from_slice(&fields.chunk_offsets);
+        }
+        table.chunk_ends = self.read_chunk_ends(store, location, &offsets).await?;
+        Ok(Some(table))
+    }
+
+    /// The end of each chunk at `offsets`, from its header: headers are fetched with one
+    /// request (a window per chunk; a longer header, e.g. a very long name, is fetched again
+    /// with a wider window).
+    async fn read_chunk_ends(
+        &self,
+        store: &Arc<dyn ObjectStore>,
+        location: &object_store::path::Path,
+        offsets: &[u64],
+    ) -> Result<HashMap<u64, u64>> {
+        let data_end = self.reader.metadata().meta_offset;
+        let mut ends = HashMap::with_capacity(offsets.len());
+        let mut pending: Vec<u64> = offsets.to_vec();
+        let mut window: u64 = 4 << 10;
+        loop {
+            let ranges = pending.iter().map(|&o| o..data_end.min(o.saturating_add(window))).collect();
+            let parts = crate::io::fetch_ranges(store, location, ranges).await?;
+            let view = self.reader.with_source(self.reader.source().with_parts(parts));
+            let mut short = Vec::new();
+            for &o in &pending {
+                match view.read_chunk_header(o) {
+                    Ok(h) => {
+                        ends.insert(o, h.end_offset());
+                    }
+                    Err(e) if window >= MAX_CHUNK_HEADER_WINDOW => return Err(e),
+                    Err(_) => short.push(o),
+                }
+            }
+            if short.is_empty() {
+                return Ok(ends);
+            }
+            pending = short;
+            window = window.saturating_mul(64).min(MAX_CHUNK_HEADER_WINDOW);
+        }
+    }
+
+    /// Whether the per-table view of `name` is loaded (a later [`FileMeta::table`] is free).
+    pub fn table_loaded(&self, name: &str) -> bool {
+        self.tables.lock().is_ok_and(|m| m.contains_key(name))
+    }
+
     /// The per-table view (computed once).
     pub fn table(&self, name: &str) -> Result<Arc<TableMeta>> {
         if let Ok(map) = self.tables.lock() {
@@ -235,28 +431,9 @@ impl FileMeta {
                 TsFileError::NotFound { what: format!("table '{name}' (tables: {})", self.table_names().join(", ")) }
             }
         })?;
-        let mut devices = Vec::new();
-        if self.reader.metadata().table_root(name).is_some() {
-            let entries = self.reader.devices(name)?;
-            devices.reserve_exact(entries.len());
-            // One buffer for every device's series; each device keeps an exact-size copy.
-            let mut series = Vec::new();
-            for d in entries {
-                series.clear();
-                self.reader.series_into(&d, &mut series)?;
-                let time = series.iter().position(TimeseriesMetadata::is_aligned_time).map(|i| series.remove(i));
-                let time = time.ok_or_else(|| {
-                    TsFileError::corrupt("device", None, format!("table device {} has no time column", d.device))
-                })?;
-                let mut fields: Vec<TimeseriesMetadata> = Vec::with_capacity(series.len());
-                fields.append(&mut series);
-                let fields_sorted =
-                    fields.windows(2).all(|w| w.first().map(|s| &s.measurement) < w.get(1).map(|s| &s.measurement));
-                let first_offset = time.chunks.iter().map(|c| c.offset).min().unwrap_or(0);
-                devices.push(DeviceMeta { device: d.device, time, fields, fields_sorted, first_offset });
-            }
-        }
-        let t = Arc::new(TableMeta { schema, devices });
+        let entries = if self.reader.metadata().table_root(name).is_some() { self.reader.devices(name)? } else { Vec::new() };
+        let table = TableMeta::build(&self.reader, schema, entries)?;
+        let t = Arc::new(table);
         if let Ok(mut map) = self.tables.lock() {
             map.insert(name.to_string(), t.clone());
         }
@@ -467,6 +644,7 @@ impl MetadataCache {
             tables: Mutex::new(HashMap::new()),
             trees: Mutex::new(HashMap::new()),
             chunk_starts: std::sync::OnceLock::new(),
+            group_starts: std::sync::OnceLock::new(),
             statistics: Mutex::new(HashMap::new()),
         });
         let cost = LoadCost {
@@ -537,17 +715,11 @@ mod tests {
     #[test]
     fn test_device_field_lookup_sorted_and_unsorted() {
         for (names, sorted) in [(vec!["a", "b", "c", "d"], true), (vec!["c", "a", "d", "b"], false), (vec!["a", "a"], false)] {
-            let d = DeviceMeta {
-                device: DeviceId::from_strs(&["t", "x"]),
-                time: series(""),
-                fields: names.iter().map(|n| series(n)).collect(),
-                fields_sorted: sorted,
-                first_offset: 0,
-            };
+            let d = DeviceFields { series: names.iter().map(|n| series(n)).collect(), chunk_offsets: Vec::new(), sorted };
             for n in &names {
                 assert_eq!(d.field(n).map(|s| s.measurement.as_str()), Some(*n));
                 let at = d.field_position(n).unwrap();
-                assert_eq!(d.fields[at].measurement, *n);
+                assert_eq!(d.series()[at].measurement, *n);
                 // Any hint, right, wrong or out of range, finds the same series.
                 for hint in [at, 0, 3, usize::MAX] {
                     assert_eq!(d.field_at(n, hint).map(|s| s.measurement.as_str()), Some(*n));

@@ -48,7 +48,7 @@ mod tree_scan;
 mod url_table;
 
 pub use aggregate::{StatisticsAggregateExec, TsFileStatisticsAggregate};
-pub use format::{TsFileFormat, TsFileFormatFactory, TSFILE_EXTENSION};
+pub use format::{TsFileFormat, TsFileFormatFactory, STATISTICS_MAX_INDEX_BYTES, TSFILE_EXTENSION};
 pub use location::parse_location;
 pub use metadata::{LoadCost, MetadataCache, DEFAULT_METADATA_CACHE_BYTES};
 pub use metadata_fn::{TsFileMetadataFunc, TsFileMetadataTable};

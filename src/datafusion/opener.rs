@@ -32,7 +32,7 @@ use crate::arrow::batch::ColumnSource;
 use crate::arrow::device_batches::DeviceBatcher;
 use crate::datafusion::errors::{df_err, url_file_name};
 use crate::datafusion::file_scan::FileScan;
-use crate::datafusion::metadata::{DeviceMeta, MetadataCache, TableMeta};
+use crate::datafusion::metadata::{DeviceFields, DeviceMeta, MetadataCache, TableMeta};
 use crate::datafusion::metrics::TsFileScanMetrics;
 use crate::datafusion::options::TsFileReadOptions;
 use crate::datafusion::pruning::{
@@ -125,34 +125,50 @@ impl FileOpener for TsFileOpener {
                 let scan = TreeScan::new(file_scan, &table)?;
                 return Ok(with_limit(scan.stream(range)?, this.limit));
             }
-            let tmeta = meta.table(&table).map_err(|e| df_err(e.in_file(&name)))?;
-            let owned = file_scan.owned_devices(tmeta.devices.iter().map(|d| d.first_offset), range);
-            let tag_order: Vec<String> = tmeta.schema.tag_columns().map(|c| c.name.clone()).collect();
-            let fields_in_file: HashSet<String> = tmeta.schema.field_columns().map(|c| c.name.clone()).collect();
+            let Some(schema) = meta.reader.metadata().table_schema(&table) else {
+                return Ok(futures::stream::empty().boxed());
+            };
+            let tag_order: Vec<String> = schema.tag_columns().map(|c| c.name.clone()).collect();
+            let fields_in_file: HashSet<String> = schema.field_columns().map(|c| c.name.clone()).collect();
             let roles = column_roles(&this.file_schema, &tag_order, &fields_in_file);
-            let lossy = tmeta
-                .schema
+            let lossy = schema
                 .field_columns()
                 .filter(|c| crate::stats::trust::lossy_float_encoding(c.data_type, c.encoding))
                 .map(|c| c.name.clone())
                 .collect();
-            let layout = ScanLayout::new(&file_scan, &tmeta, &roles);
             let tags = match &this.predicate {
                 Some(p) => TagFilter::new(p, &|name| tag_segment(&this.file_schema, &roles, name)),
                 None => TagFilter::default(),
             };
+            // A few devices named by TAG equalities: only they are read from the index.
+            let partial = meta
+                .table_for_tags(&this.store, &location, &table, &tags, tag_order.len())
+                .await
+                .map_err(|e| df_err(e.in_file(&name)))?;
+            let tmeta = match partial {
+                Some(t) => Arc::new(t),
+                None => meta.table(&table).map_err(|e| df_err(e.in_file(&name)))?,
+            };
+            let owned = file_scan.owned_devices(tmeta.devices.iter().map(|d| d.first_offset), range);
             let named: HashSet<String> = file_scan
                 .pruning
                 .as_ref()
                 .map(|pp| collect_columns(pp.orig_expr()).into_iter().map(|c| c.name().to_string()).collect())
                 .unwrap_or_default();
+            let layout = ScanLayout::new(&file_scan, &tmeta, &roles, &named);
             let stat_columns = this.file_schema.fields().iter().map(|f| named.contains(f.name())).collect();
             let ctx = Arc::new(ScanContext { file: file_scan, table: tmeta.clone(), roles, lossy, layout, tags, stat_columns });
-            let devices = ctx.prune_devices(owned);
+            let devices = ctx.prune_devices(owned)?;
             // Runs of devices fetched with one coalesced request, planned as the scan goes
             // (memory follows the run, not the file's device count); the next run is fetched
             // (on the object store's I/O threads) while this one is decoded.
-            let runs = FetchRuns { ctx: ctx.clone(), devices: devices.into_iter(), next: None, max_bytes: FETCH_RUN_BYTES };
+            let runs = FetchRuns {
+                ctx: ctx.clone(),
+                devices: devices.into_iter(),
+                next: None,
+                max_bytes: FETCH_RUN_BYTES,
+                fields: DeviceFields::default(),
+            };
             let fetch_ctx = ctx.clone();
             let stream = futures::stream::iter(runs)
                 .map(move |run| {
@@ -203,13 +219,16 @@ struct ScanLayout {
     types: Vec<TsDataType>,
     /// Output columns' sources, in projection order.
     sources: Vec<ColumnSource>,
-    /// Per entry of `field_names`: its position among the first device's series, the
-    /// first place [`DeviceMeta::field_at`] looks in every device.
+    /// FIELD columns read from each device's index: the projected ones and those the
+    /// pruning predicate names (the others' series are stepped over).
+    read: HashSet<String>,
+    /// Per entry of `field_names`: where [`DeviceFields::field_at`] looks first for it
+    /// among a device's read series.
     hints: Vec<usize>,
 }
 
 impl ScanLayout {
-    fn new(file: &FileScan, table: &TableMeta, roles: &[ColumnRole]) -> Self {
+    fn new(file: &FileScan, table: &TableMeta, roles: &[ColumnRole], named: &HashSet<String>) -> Self {
         let field_names: Vec<String> =
             roles.iter().filter_map(|r| if let ColumnRole::Field(n) = r { Some(n.clone()) } else { None }).collect();
         let mut projected_fields: Vec<(usize, TsDataType)> = Vec::new();
@@ -230,14 +249,33 @@ impl ScanLayout {
             });
         }
         let types = projected_fields.iter().map(|(_, t)| *t).collect();
-        let hints = table.field_hints(field_names.iter().map(String::as_str));
-        ScanLayout { field_names, projected_fields, types, sources, hints }
+        let read: HashSet<String> = field_names
+            .iter()
+            .enumerate()
+            .filter(|(pos, n)| named.contains(*n) || projected_fields.iter().any(|(p, _)| p == pos))
+            .map(|(_, n)| n.clone())
+            .collect();
+        let read_names: Vec<&str> = field_names.iter().map(String::as_str).filter(|n| read.contains(*n)).collect();
+        let read_hints = table.field_hints(&read_names);
+        let hints = field_names
+            .iter()
+            .map(|n| read_names.iter().position(|r| r == n).and_then(|i| read_hints.get(i)).copied().unwrap_or(usize::MAX))
+            .collect();
+        ScanLayout { field_names, projected_fields, types, sources, read, hints }
     }
 
-    /// Series of `field_names[pos]` in device `d`.
-    fn field<'a>(&self, d: &'a DeviceMeta, pos: usize) -> Option<&'a crate::format::TimeseriesMetadata> {
+    /// Series of `field_names[pos]` among a device's read series.
+    fn field<'a>(&self, fields: &'a DeviceFields, pos: usize) -> Option<&'a crate::format::TimeseriesMetadata> {
         let name = self.field_names.get(pos)?;
-        d.field_at(name, self.hints.get(pos).copied().unwrap_or(usize::MAX))
+        if !self.read.contains(name) {
+            return None;
+        }
+        fields.field_at(name, self.hints.get(pos).copied().unwrap_or(usize::MAX))
+    }
+
+    /// Read the series of device `d` this scan needs into `out`.
+    fn read_fields(&self, file: &FileScan, d: &DeviceMeta, out: &mut DeviceFields) -> Result<()> {
+        file.meta.read_fields(d, &|name| self.read.contains(name), out).map_err(|e| file.err(e))
     }
 
     /// TsFile type and name of each projected field, in decoding order.
@@ -305,6 +343,8 @@ struct FetchRuns {
     /// A planned device that did not fit in the previous run.
     next: Option<DevicePlan>,
     max_bytes: u64,
+    /// The series of the device being planned (one buffer for all).
+    fields: DeviceFields,
 }
 
 impl Iterator for FetchRuns {
@@ -318,7 +358,7 @@ impl Iterator for FetchRuns {
                 Some(p) => p,
                 None => match self.devices.next() {
                     None => break,
-                    Some(i) => match self.ctx.plan_device(i) {
+                    Some(i) => match self.ctx.plan_device(i, &mut self.fields) {
                         Ok(Some(p)) => p,
                         Ok(None) => continue,
                         Err(e) => {
@@ -389,6 +429,15 @@ impl ScanContext {
         self.file.err(e)
     }
 
+    /// The byte range of the chunk at `offset` of the device whose series `fields` holds
+    /// (from the chunk headers for a view of some devices).
+    fn chunk_range(&self, offset: u64, fields: &DeviceFields) -> Result<Range<u64>> {
+        match self.table.chunk_end(offset) {
+            Some(end) => Ok(offset..end),
+            None => Ok(offset..self.file.meta.chunk_end_in(offset, fields).map_err(|e| self.err(e))?),
+        }
+    }
+
     /// Statistics of one container for every column: time, tags, fields.
     fn container(
         &self,
@@ -424,7 +473,7 @@ impl ScanContext {
         value_column_stat(s.map(|s| without_lossy_values(s, lossy)).as_deref(), rows, ty)
     }
 
-    fn prune_devices(&self, owned: Vec<usize>) -> Vec<usize> {
+    fn prune_devices(&self, owned: Vec<usize>) -> Result<Vec<usize>> {
         let before = owned.len();
         // TAG equalities first: a string comparison per device, no statistics.
         let owned: Vec<usize> = if self.tags.is_empty() {
@@ -434,35 +483,52 @@ impl ScanContext {
         };
         let Some(pp) = &self.file.pruning else {
             self.file.metrics.devices_pruned.add(before - owned.len());
-            return owned;
+            return Ok(owned);
         };
         let mut stats = ContainerStats::new(self.file.schema.clone());
+        // Only the series the predicate names are read (one buffer for all devices).
+        let named: HashSet<&str> = self
+            .file
+            .schema
+            .fields()
+            .iter()
+            .zip(&self.stat_columns)
+            .filter(|(_, named)| **named)
+            .map(|(f, _)| f.name().as_str())
+            .collect();
+        let mut fields = DeviceFields::default();
         for &i in &owned {
             let Some(d) = self.table.devices.get(i) else { continue };
+            if let Err(e) = self.file.meta.read_fields(d, &|name| named.contains(name), &mut fields) {
+                return Err(self.err(e));
+            }
             let rows = d.rows();
             let time = time_column_stat(&d.time.statistics, self.file.schema.field(0).data_type());
             stats.push(
                 rows,
-                self.container(d, rows, time, |name, ty| self.field_stat(name, d.field(name).map(|s| &s.statistics), rows, ty)),
+                self.container(d, rows, time, |name, ty| {
+                    self.field_stat(name, fields.field(name).map(|s| &s.statistics), rows, ty)
+                }),
             );
         }
         let keep = prune_or_keep(pp, &stats, &self.file.metrics.predicate_evaluation_errors);
         let kept: Vec<usize> = owned.into_iter().zip(keep).filter(|(_, k)| *k).map(|(i, _)| i).collect();
         self.file.metrics.devices_pruned.add(before - kept.len());
-        kept
+        Ok(kept)
     }
 
     /// What to read of device `index`: its chunk groups that survive pruning, each holding
     /// the chunks of the projected fields in projection order, and the byte ranges of their
     /// time chunks and projected field chunks. `None` when nothing is left.
-    fn plan_device(&self, index: usize) -> Result<Option<DevicePlan>> {
+    fn plan_device(&self, index: usize, fields: &mut DeviceFields) -> Result<Option<DevicePlan>> {
         let Some(d) = self.table.devices.get(index) else { return Ok(None) };
+        self.layout.read_fields(&self.file, d, fields)?;
         let projected = &self.layout.projected_fields;
         // Chunk-group pruning needs every field's chunk statistics; a device of one chunk
         // group has none beyond its series statistics, which device pruning has seen.
         let prune = self.file.pruning.is_some() && d.time.chunks.len() > 1;
         let groups = if prune {
-            let series: Vec<_> = self.layout.field_names.iter().zip(&self.layout.hints).map(|(n, h)| d.field_at(n, *h)).collect();
+            let series: Vec<_> = (0..self.layout.field_names.len()).map(|pos| self.layout.field(fields, pos)).collect();
             let groups = plan_chunk_groups(&d.time, &series).map_err(|e| self.err(e))?;
             self.file.metrics.chunk_groups_total.add(groups.len());
             let kept = self.prune_groups(d, groups);
@@ -474,7 +540,7 @@ impl ScanContext {
                 })
                 .collect()
         } else {
-            let series: Vec<_> = projected.iter().map(|(pos, _)| self.layout.field(d, *pos)).collect();
+            let series: Vec<_> = projected.iter().map(|(pos, _)| self.layout.field(fields, *pos)).collect();
             let groups = plan_chunk_groups(&d.time, &series).map_err(|e| self.err(e))?;
             self.file.metrics.chunk_groups_total.add(groups.len());
             groups
@@ -484,9 +550,9 @@ impl ScanContext {
         }
         let mut ranges: Vec<Range<u64>> = Vec::with_capacity(groups.len() * (1 + projected.len()));
         for g in &groups {
-            ranges.push(self.file.chunk_range(g.time.offset)?);
+            ranges.push(self.chunk_range(g.time.offset, fields)?);
             for c in g.values.iter().flatten() {
-                ranges.push(self.file.chunk_range(c.offset)?);
+                ranges.push(self.chunk_range(c.offset, fields)?);
             }
         }
         Ok(Some(DevicePlan { index, groups, ranges }))

@@ -17,6 +17,7 @@
 //! | `max_dictionary_bytes` | bytes of one page's dictionary entries | 67108864 (64 MiB) |
 //! | `max_metadata_bytes` | bytes of a file's TsFileMetadata block (checked before it is fetched) | 268435456 (256 MiB) |
 //! | `metadata_size_hint` | bytes read from the end of a file in the first request when it is opened (the footer and, when they fit, the index area come in one round trip); 0 = 64 KiB for local files, 512 KiB for object stores | 0 |
+//! | `statistics_max_index_bytes` | files whose index area (all devices' series metadata) is larger report unknown statistics at planning instead of walking every device (their devices are still pruned as they are scanned, and a query naming devices by TAG equalities reads only their index); 0 = never gather them | 16777216 (16 MiB) |
 //! | `max_decoded_bytes` | bytes of values one query decodes, over all its files and partitions | 4294967296 (4 GiB) |
 //! | `tree_levels` | tree-model tables: add the path levels as nullable columns `level0`, `level1`, ... | `false` |
 //! | `tree_mixed_types` | tree-model tables: a measurement typed differently on two devices is an `error` (naming both), or `coerce` it to `DOUBLE` (all numeric) / `STRING` | `error` |
@@ -37,7 +38,7 @@ use crate::format::Encoding;
 use crate::read::ReadOptions;
 
 /// Options of a TsFile table.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TsFileReadOptions {
     /// The TsFile table to read; `None` = the only table of the files.
     pub table: Option<String>,
@@ -56,6 +57,26 @@ pub struct TsFileReadOptions {
     pub tree_mixed_types: TreeMixedTypes,
     /// Keys for encrypted files (options `master_key`, `aead_provider`).
     pub keys: EncryptionKeys,
+    /// File statistics are gathered at planning only for files whose index area is at most
+    /// this many bytes (option `statistics_max_index_bytes`, default
+    /// [`crate::datafusion::STATISTICS_MAX_INDEX_BYTES`]).
+    pub statistics_max_index_bytes: u64,
+}
+
+impl Default for TsFileReadOptions {
+    fn default() -> Self {
+        TsFileReadOptions {
+            table: None,
+            time_unit: TimeUnit::default(),
+            read: ReadOptions::default(),
+            disable_pruning: false,
+            disable_statistics_aggregates: false,
+            tree_levels: false,
+            tree_mixed_types: TreeMixedTypes::default(),
+            keys: EncryptionKeys::default(),
+            statistics_max_index_bytes: crate::datafusion::STATISTICS_MAX_INDEX_BYTES,
+        }
+    }
 }
 
 /// What a tree-model table does with a measurement whose type differs between devices
@@ -313,6 +334,17 @@ pub const OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
+        key: "statistics_max_index_bytes",
+        aliases: &[],
+        doc: "files whose index area (all devices' series metadata) is larger report unknown statistics at planning instead of walking every device (their devices are still pruned as they are scanned, and a query naming devices by TAG equalities reads only their index); 0 = never gather them",
+        default: "16777216 (16 MiB)",
+        get: |o| Some(o.statistics_max_index_bytes.to_string()),
+        set: |o, key, v| {
+            o.statistics_max_index_bytes = parse_limit(key, v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
         key: "max_decoded_bytes",
         aliases: &[],
         doc: "bytes of values one query decodes, over all its files and partitions",
@@ -494,6 +526,7 @@ mod tests {
             ("max_metadata_bytes", "11"),
             ("max_decoded_bytes", "12"),
             ("metadata_size_hint", "13"),
+            ("statistics_max_index_bytes", "14"),
             ("aead_provider", "kms-1"),
         ]
         .into_iter()

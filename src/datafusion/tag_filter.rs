@@ -1,5 +1,5 @@
 //! The TAG values a scan's predicate allows: from a conjunction holding `tag = 'a'`,
-//! `'a' = tag` or `tag IN ('a', 'b')`, only devices with one of those values in that TAG
+//! `'a' = tag`, `tag IN ('a', 'b')` or a disjunction of those on the same TAG, only devices with one of those values in that TAG
 //! can hold a matching row. The scan checks these against each device's identifier (a
 //! string comparison) before it builds pruning statistics, so a one-device query on a
 //! file of many devices costs one pass over the device list, not a statistics container per
@@ -41,6 +41,32 @@ impl TagFilter {
         self.allowed.iter().all(|(seg, values)| device.segment(*seg).is_some_and(|v| values.contains(v)))
     }
 
+    /// The identifiers of every device of table `table` (with `tags` TAG columns) the filter
+    /// allows, when it fixes every TAG column and they are at most `max`: each a device
+    /// to look up by its index path instead of walking the device list. `None` otherwise.
+    pub fn device_ids(&self, table: &str, tags: usize, max: usize) -> Option<Vec<DeviceId>> {
+        let mut ids: Vec<Vec<Option<String>>> = vec![vec![Some(table.to_string())]];
+        for seg in 1..=tags {
+            let (_, values) = self.allowed.iter().find(|(s, _)| *s == seg)?;
+            if ids.len().saturating_mul(values.len()) > max {
+                return None;
+            }
+            let mut values: Vec<&String> = values.iter().collect();
+            values.sort();
+            ids = ids
+                .iter()
+                .flat_map(|prefix| {
+                    values.iter().map(move |v| {
+                        let mut id = prefix.clone();
+                        id.push(Some((*v).clone()));
+                        id
+                    })
+                })
+                .collect();
+        }
+        Some(ids.into_iter().map(DeviceId::new).collect())
+    }
+
     fn restrict(&mut self, seg: usize, values: HashSet<String>) {
         match self.allowed.iter_mut().find(|(s, _)| *s == seg) {
             Some((_, have)) => have.retain(|v| values.contains(v)),
@@ -54,6 +80,17 @@ impl TagFilter {
                 Operator::And => {
                     self.collect(b.left(), segment_of);
                     self.collect(b.right(), segment_of);
+                }
+                // A TAG both sides constrain takes either side's values (DataFusion writes a
+                // short `IN` list as equalities joined by OR).
+                Operator::Or => {
+                    let (left, right) = (TagFilter::new(b.left(), segment_of), TagFilter::new(b.right(), segment_of));
+                    for (seg, mut values) in left.allowed {
+                        if let Some((_, more)) = right.allowed.iter().find(|(s, _)| *s == seg) {
+                            values.extend(more.iter().cloned());
+                            self.restrict(seg, values);
+                        }
+                    }
                 }
                 Operator::Eq => {
                     let pair = match (tag_segment(b.left(), segment_of), string_literal(b.right())) {
@@ -167,6 +204,37 @@ mod tests {
         let none = bin(bin(device.clone(), Operator::Eq, lit("d1")), Operator::And, bin(device.clone(), Operator::Eq, lit("d2")));
         let f = TagFilter::new(&none, &segment_of);
         assert!(!f.is_empty() && !f.allows(&dev(None, "d1")) && !f.allows(&dev(None, "d2")));
+        // Equalities on one TAG joined by OR (a short IN list as DataFusion writes it) allow
+        // either value; OR over two different TAGs allows any device.
+        let either = bin(
+            bin(bin(device.clone(), Operator::Eq, lit("d1")), Operator::And, bin(region.clone(), Operator::Eq, lit("r1"))),
+            Operator::Or,
+            bin(device.clone(), Operator::Eq, lit("d3")),
+        );
+        let f = TagFilter::new(&either, &segment_of);
+        assert!(f.allows(&dev(Some("r9"), "d1")) && f.allows(&dev(None, "d3")) && !f.allows(&dev(Some("r1"), "d2")));
+        let across =
+            bin(bin(device.clone(), Operator::Eq, lit("d1")), Operator::Or, bin(region.clone(), Operator::Eq, lit("r1")));
+        assert!(TagFilter::new(&across, &segment_of).is_empty());
+    }
+
+    #[test]
+    fn test_device_ids_when_every_tag_is_fixed() {
+        let s = schema();
+        let (region, device) = (col("region", &s).unwrap(), col("device", &s).unwrap());
+        let regions = in_list(region.clone(), vec![lit("r2"), lit("r1")], &false, &s).unwrap();
+        let e = bin(regions, Operator::And, in_list(device.clone(), vec![lit("d1"), lit("d2"), lit("d3")], &false, &s).unwrap());
+        let f = TagFilter::new(&e, &segment_of);
+        let ids = f.device_ids("t", 2, 6).unwrap();
+        let paths: Vec<String> = ids.iter().map(|d| d.path()).collect();
+        assert_eq!(paths, ["t.r1.d1", "t.r1.d2", "t.r1.d3", "t.r2.d1", "t.r2.d2", "t.r2.d3"]);
+        assert!(ids.iter().all(|d| f.allows(d)));
+        // More than `max`, or a TAG left open: no list (the device list is walked instead).
+        assert!(f.device_ids("t", 2, 5).is_none());
+        assert!(f.device_ids("t", 3, 100).is_none());
+        let only_device = TagFilter::new(&bin(device, Operator::Eq, lit("d1")), &segment_of);
+        assert!(only_device.device_ids("t", 2, 100).is_none());
+        assert_eq!(only_device.device_ids("t", 0, 100).map(|v| v.len()), Some(1));
     }
 
     #[test]

@@ -58,6 +58,14 @@ impl Walk {
     }
 }
 
+/// Where a walk over a device's series puts what it reads: the records `keep` accepts go
+/// to `out`; every record's chunk offsets to `chunk_offsets` when given.
+struct SeriesSink<'a> {
+    keep: &'a dyn Fn(&str) -> bool,
+    out: &'a mut Vec<TimeseriesMetadata>,
+    chunk_offsets: Option<&'a mut Vec<u64>>,
+}
+
 /// A device found in the index: its id and the byte range holding its measurement index.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeviceEntry {
@@ -256,7 +264,7 @@ impl<S: ByteSource> FileReader<S> {
             return Err(TsFileError::NotFound { what: format!("table '{table}' in the device index") });
         };
         let mut out = Vec::new();
-        self.collect_devices(root, 0, &mut out, &self.walk())?;
+        self.collect_devices(std::borrow::Cow::Borrowed(root), 0, &mut out, &self.walk())?;
         Ok(out)
     }
 
@@ -265,35 +273,45 @@ impl<S: ByteSource> FileReader<S> {
         let mut out = Vec::new();
         let walk = self.walk();
         for t in &self.metadata.table_index {
-            self.collect_devices(&t.root, 0, &mut out, &walk)?;
+            self.collect_devices(std::borrow::Cow::Borrowed(&t.root), 0, &mut out, &walk)?;
         }
         Ok(out)
     }
 
-    fn collect_devices(&self, node: &MetadataIndexNode, depth: u32, out: &mut Vec<DeviceEntry>, walk: &Walk) -> Result<()> {
+    /// Append the devices under `node` to `out`. Device keys of nodes read here are moved
+    /// into the entries (a borrowed root's are copied).
+    fn collect_devices(
+        &self,
+        node: std::borrow::Cow<'_, MetadataIndexNode>,
+        depth: u32,
+        out: &mut Vec<DeviceEntry>,
+        walk: &Walk,
+    ) -> Result<()> {
         if depth > 64 {
             return Err(TsFileError::corrupt("device index", None, "deeper than 64 levels (cycle?)"));
         }
-        for (i, entry) in node.entries.iter().enumerate() {
-            let range = self.child_range(node, i, node.end_offset)?;
-            match node.node_type {
-                NodeType::LeafDevice => {
-                    let IndexKey::Device(d) = &entry.key else {
+        let ranges = (0..node.entries.len()).map(|i| self.child_range(&node, i, node.end_offset)).collect::<Result<Vec<_>>>()?;
+        match node.node_type {
+            NodeType::LeafDevice => {
+                for (entry, range) in node.into_owned().entries.into_iter().zip(ranges) {
+                    let IndexKey::Device(device) = entry.key else {
                         return Err(TsFileError::corrupt("device index", Some(range.start), "measurement key in a device node"));
                     };
-                    out.push(DeviceEntry { device: d.clone(), measurement_root: range });
+                    out.push(DeviceEntry { device, measurement_root: range });
                 }
-                NodeType::InternalDevice => {
+            }
+            NodeType::InternalDevice => {
+                for range in ranges {
                     let child = self.read_node(range, IndexLevel::Device, walk)?;
-                    self.collect_devices(&child, depth + 1, out, walk)?;
+                    self.collect_devices(std::borrow::Cow::Owned(child), depth + 1, out, walk)?;
                 }
-                t => {
-                    return Err(TsFileError::corrupt(
-                        "device index",
-                        Some(range.start),
-                        format!("unexpected node type {}", t.name()),
-                    ));
-                }
+            }
+            t => {
+                return Err(TsFileError::corrupt(
+                    "device index",
+                    ranges.first().map(|r| r.start),
+                    format!("unexpected node type {}", t.name()),
+                ));
             }
         }
         Ok(())
@@ -344,18 +362,28 @@ impl<S: ByteSource> FileReader<S> {
     /// [`FileReader::series`] appended to `out` (a buffer reused across devices saves its
     /// growth per device).
     pub fn series_into(&self, device: &DeviceEntry, out: &mut Vec<TimeseriesMetadata>) -> Result<()> {
-        let root = self.measurement_root(device)?;
-        self.collect_series(&root, 0, None, out, &self.walk())
+        self.series_where(device.measurement_root.clone(), &|_| true, out, None)
             .map_err(|e| e.context(format!("series of device {}", device.device)))
     }
 
-    fn read_timeseries_run(
+    /// The series whose measurement names `keep` accepts (`""` is an aligned time column),
+    /// of the device whose measurement index root starts `measurement_root`
+    /// ([`DeviceEntry::measurement_root`]), appended to `out` in index order. The other
+    /// records are stepped over without being kept. The chunk offsets of every series of
+    /// the device, kept or not, are appended to `chunk_offsets` when given.
+    pub fn series_where(
         &self,
-        range: Range<u64>,
-        want: Option<&str>,
+        measurement_root: Range<u64>,
+        keep: &dyn Fn(&str) -> bool,
         out: &mut Vec<TimeseriesMetadata>,
-        walk: &Walk,
+        chunk_offsets: Option<&mut Vec<u64>>,
     ) -> Result<()> {
+        let walk = self.walk();
+        let root = self.read_node(measurement_root, IndexLevel::Measurement, &walk)?;
+        self.collect_series(&root, 0, &mut SeriesSink { keep, out, chunk_offsets }, &walk)
+    }
+
+    fn read_timeseries_run(&self, range: Range<u64>, sink: &mut SeriesSink<'_>, walk: &Walk) -> Result<()> {
         if range.end > self.len || range.start > range.end {
             return Err(TsFileError::corrupt(
                 "timeseries metadata range",
@@ -368,33 +396,24 @@ impl<S: ByteSource> FileReader<S> {
         let bytes = self.source.read(range)?;
         let mut c = Cursor::new(&bytes, start);
         while !c.is_empty() {
-            let t = TimeseriesMetadata::parse(&mut c, self.len)?;
-            match want {
-                Some(m) if t.measurement != m => {}
-                _ => out.push(t),
+            if let Some(t) = TimeseriesMetadata::parse_if(&mut c, self.len, sink.keep, sink.chunk_offsets.as_deref_mut())? {
+                sink.out.push(t);
             }
         }
         Ok(())
     }
 
-    fn collect_series(
-        &self,
-        node: &MetadataIndexNode,
-        depth: u32,
-        want: Option<&str>,
-        out: &mut Vec<TimeseriesMetadata>,
-        walk: &Walk,
-    ) -> Result<()> {
+    fn collect_series(&self, node: &MetadataIndexNode, depth: u32, sink: &mut SeriesSink<'_>, walk: &Walk) -> Result<()> {
         if depth > 64 {
             return Err(TsFileError::corrupt("measurement index", None, "deeper than 64 levels (cycle?)"));
         }
         for i in 0..node.entries.len() {
             let range = self.child_range(node, i, node.end_offset)?;
             match node.node_type {
-                NodeType::LeafMeasurement => self.read_timeseries_run(range, want, out, walk)?,
+                NodeType::LeafMeasurement => self.read_timeseries_run(range, sink, walk)?,
                 NodeType::InternalMeasurement => {
                     let child = self.read_node(range, IndexLevel::Measurement, walk)?;
-                    self.collect_series(&child, depth + 1, want, out, walk)?;
+                    self.collect_series(&child, depth + 1, sink, walk)?;
                 }
                 t => {
                     return Err(TsFileError::corrupt(
@@ -418,7 +437,8 @@ impl<S: ByteSource> FileReader<S> {
             match node.node_type {
                 NodeType::LeafMeasurement => {
                     let mut out = Vec::new();
-                    self.read_timeseries_run(range, Some(measurement), &mut out, &walk)?;
+                    let keep = |n: &str| n == measurement;
+                    self.read_timeseries_run(range, &mut SeriesSink { keep: &keep, out: &mut out, chunk_offsets: None }, &walk)?;
                     return Ok(out.into_iter().next());
                 }
                 NodeType::InternalMeasurement => node = self.read_node(range, IndexLevel::Measurement, &walk)?,

@@ -43,8 +43,26 @@ impl TimeseriesMetadata {
     /// Parse one record; chunk offsets must lie within `file_len`.
     pub fn parse(c: &mut Cursor<'_>, file_len: u64) -> Result<TimeseriesMetadata> {
         let start = c.offset();
+        let parsed = Self::parse_if(c, file_len, &|_| true, None)?;
+        parsed.ok_or_else(|| TsFileError::corrupt("timeseries metadata", Some(start), "record skipped"))
+    }
+
+    /// Parse one record when `keep` accepts its measurement name; otherwise step over it
+    /// (statistics are read for their length, nothing is allocated) and return `None`.
+    /// The offsets of its chunks, kept or not, are appended to `chunk_offsets` when given.
+    pub fn parse_if(
+        c: &mut Cursor<'_>,
+        file_len: u64,
+        keep: &dyn Fn(&str) -> bool,
+        chunk_offsets: Option<&mut Vec<u64>>,
+    ) -> Result<Option<TimeseriesMetadata>> {
+        let start = c.offset();
         let timeseries_type = c.u8("timeseries type")?;
-        let measurement = c.var_string_required("timeseries measurement")?;
+        let name_at = c.offset();
+        let name = c
+            .var_str("timeseries measurement")?
+            .ok_or_else(|| TsFileError::corrupt("timeseries measurement", Some(name_at), "unexpected null string"))?;
+        let wanted = keep(name);
         let type_at = c.offset();
         let data_type = TsDataType::try_from(c.u8("timeseries data type")?)
             .map_err(|e| e.context(format!("timeseries metadata at offset {type_at}")))?;
@@ -55,27 +73,38 @@ impl TimeseriesMetadata {
         let mut lc = Cursor::new(list, list_start);
         let multi = timeseries_type & 0x3f != 0;
         // One chunk unless `multi` (a first push would reserve room for four).
-        let mut chunks = Vec::with_capacity(1);
+        let mut chunks = Vec::with_capacity(usize::from(wanted));
+        let mut offsets = chunk_offsets;
+        let mut count = 0usize;
         while !lc.is_empty() {
             let at = lc.offset();
             let raw = lc.i64("chunk offset")?;
             let offset = u64::try_from(raw).ok().filter(|&o| o < file_len).ok_or_else(|| {
                 TsFileError::corrupt("chunk metadata", Some(at), format!("chunk offset {raw} outside the file"))
             })?;
-            let stats = if multi { Statistics::parse(&mut lc, data_type)? } else { statistics.clone() };
-            chunks.push(ChunkMetadata { offset, statistics: stats });
+            let stats = if multi { Some(Statistics::parse(&mut lc, data_type)?) } else { None };
+            count += 1;
+            if let Some(o) = offsets.as_deref_mut() {
+                o.push(offset);
+            }
+            if wanted {
+                chunks.push(ChunkMetadata { offset, statistics: stats.unwrap_or_else(|| statistics.clone()) });
+            }
             if !multi && !lc.is_empty() {
                 return Err(TsFileError::corrupt(
                     "timeseries metadata",
                     Some(start),
-                    format!("one-chunk series '{measurement}' lists more than one chunk"),
+                    format!("one-chunk series '{name}' lists more than one chunk"),
                 ));
             }
         }
-        if chunks.is_empty() {
-            return Err(TsFileError::corrupt("timeseries metadata", Some(start), format!("series '{measurement}' has no chunk")));
+        if count == 0 {
+            return Err(TsFileError::corrupt("timeseries metadata", Some(start), format!("series '{name}' has no chunk")));
         }
-        Ok(TimeseriesMetadata { timeseries_type, measurement, data_type, statistics, chunks })
+        if !wanted {
+            return Ok(None);
+        }
+        Ok(Some(TimeseriesMetadata { timeseries_type, measurement: name.to_string(), data_type, statistics, chunks }))
     }
 
     /// True for the time column of an aligned device (empty name, type VECTOR).
@@ -131,6 +160,34 @@ mod tests {
         assert!(t.is_aligned_time());
         assert_eq!(t.chunks.iter().map(|c| c.offset).collect::<Vec<_>>(), vec![10, 50]);
         assert_eq!(t.chunks[1].statistics.count, 3);
+    }
+
+    #[test]
+    fn test_parse_if_steps_over_unwanted_records_and_collects_chunk_offsets() {
+        // A multi-chunk series "ab" then a one-chunk series "c".
+        let mut list = Vec::new();
+        for (off, cnt) in [(10i64, 2u8), (50, 3)] {
+            list.extend_from_slice(&off.to_be_bytes());
+            list.extend(stats_bytes(cnt, 0, 1));
+        }
+        let mut b = vec![0x01, 0x04, b'a', b'b', 10];
+        b.push(list.len() as u8);
+        b.extend(stats_bytes(5, 0, 1));
+        b.extend(&list);
+        b.extend([0x00, 0x02, b'c', 10, 8]);
+        b.extend(stats_bytes(1, 0, 0));
+        b.extend_from_slice(&70i64.to_be_bytes());
+        let mut offsets = Vec::new();
+        let mut c = Cursor::new(&b, 0);
+        let skipped = TimeseriesMetadata::parse_if(&mut c, 1000, &|n| n == "c", Some(&mut offsets)).unwrap();
+        assert!(skipped.is_none());
+        let kept = TimeseriesMetadata::parse_if(&mut c, 1000, &|n| n == "c", Some(&mut offsets)).unwrap().unwrap();
+        assert!(c.is_empty(), "a skipped record is stepped over whole");
+        assert_eq!((kept.measurement.as_str(), kept.chunks.len(), kept.chunks[0].offset), ("c", 1, 70));
+        assert_eq!(offsets, vec![10, 50, 70]);
+        // A skipped record is still checked: an offset outside the file is an error.
+        let mut c = Cursor::new(&b, 0);
+        assert!(TimeseriesMetadata::parse_if(&mut c, 40, &|_| false, None).is_err());
     }
 
     #[test]

@@ -16,7 +16,7 @@
 //! DataFusion's scan partitions steal files from each other — so no answer depends on the
 //! rule.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
@@ -39,8 +39,9 @@ use super::output::{column, nothing_counted, values};
 use super::{AggSpec, Arg, Func, GroupCol};
 use crate::datafusion::errors::{df_err, url_file_name};
 use crate::datafusion::file_scan::devices_in_range;
-use crate::datafusion::metadata::{FileMeta, MetadataCache, TableMeta};
+use crate::datafusion::metadata::{DeviceFields, FileMeta, MetadataCache, TableMeta};
 use crate::datafusion::options::TsFileReadOptions;
+use crate::datafusion::tag_filter::TagFilter;
 use crate::format::{FileReader, TsDataType};
 use crate::io::{fetch_ranges, RangeSource};
 use crate::read::aligned::AlignedChunkGroup;
@@ -402,6 +403,8 @@ fn filter_devices(q: &StatisticsQuery, tmeta: &TableMeta, owned: Vec<usize>) -> 
 struct PageWork {
     key: Key,
     groups: Vec<AlignedChunkGroup>,
+    /// Byte ranges of the groups' chunks.
+    ranges: Vec<std::ops::Range<u64>>,
 }
 
 /// Bytes of chunks fetched by one request.
@@ -444,7 +447,22 @@ async fn answer(
             // The file lacks the table: no rows.
             continue;
         }
-        let tmeta = meta.table(&table).map_err(|e| df_err(e.in_file(&name)))?;
+        // Devices named by TAG equalities: a view of only those when the table's is not loaded.
+        let tag_filter = match (&q.tag_filter, meta.reader.metadata().table_schema(&table)) {
+            (Some(p), Some(schema)) => {
+                let order: Vec<&str> = schema.tag_columns().map(|c| c.name.as_str()).collect();
+                (TagFilter::new(p, &|n| order.iter().position(|t| *t == n).map(|i| i + 1)), order.len())
+            }
+            _ => (TagFilter::default(), 0),
+        };
+        let partial = meta
+            .table_for_tags(store, &file.object_meta.location, &table, &tag_filter.0, tag_filter.1)
+            .await
+            .map_err(|e| df_err(e.in_file(&name)))?;
+        let tmeta = match partial {
+            Some(t) => Arc::new(t),
+            None => meta.table(&table).map_err(|e| df_err(e.in_file(&name)))?,
+        };
         let types: Vec<TsDataType> = columns
             .iter()
             .map(|c| match tmeta.schema.columns.iter().find(|s| s.name == *c) {
@@ -473,14 +491,36 @@ async fn answer(
         let devices = filter_devices(q, &tmeta, owned)?;
         metrics.devices_pruned.add(owned_count - devices.len());
         let mut work: Vec<PageWork> = Vec::new();
+        // The aggregated columns' series, read device by device into one buffer.
+        let wanted: HashSet<&str> = columns.iter().map(String::as_str).collect();
+        let mut fields = DeviceFields::default();
         for i in devices {
             let Some(d) = tmeta.devices.get(i) else { continue };
             let key: Key = segments.iter().map(|s| s.and_then(|s| d.device.segment(s)).map(str::to_string)).collect();
-            let series: Vec<_> = columns.iter().map(|c| d.field(c)).collect();
+            let err = |e: crate::TsFileError| df_err(e.in_file(&name));
+            // `count(*)` alone needs no field series (only, for pages to read, chunk offsets).
+            let read = !wanted.is_empty();
+            if read {
+                meta.read_fields(d, &|name| wanted.contains(name), &mut fields).map_err(err)?;
+            }
+            let series: Vec<_> = columns.iter().map(|c| fields.field(c)).collect();
             let summary = groups.entry(key.clone()).or_default();
-            let to_read = sq.plan_device(&d.time, &series, summary, &mut counts).map_err(|e| df_err(e.in_file(&name)))?;
+            let to_read = sq.plan_device(&d.time, &series, summary, &mut counts).map_err(err)?;
             if !to_read.is_empty() {
-                work.push(PageWork { key, groups: to_read });
+                if !read {
+                    meta.read_fields(d, &|_| false, &mut fields).map_err(err)?;
+                }
+                let mut ranges = Vec::new();
+                for g in &to_read {
+                    for offset in std::iter::once(g.time.offset).chain(g.values.iter().flatten().map(|c| c.offset)) {
+                        let end = match tmeta.chunk_end(offset) {
+                            Some(end) => end,
+                            None => meta.chunk_end_in(offset, &fields).map_err(err)?,
+                        };
+                        ranges.push(offset..end);
+                    }
+                }
+                work.push(PageWork { key, groups: to_read, ranges });
             }
         }
         read_pages(q, store, &meta, &name, &sq, work, &mut groups, &budget, &mut counts).await?;
@@ -514,26 +554,20 @@ async fn read_pages(
     let err = |e: crate::TsFileError| df_err(e.in_file(name));
     let decryptor = crate::crypto::decryptor_for(&meta.reader, &q.options.keys).map_err(err)?;
     let location = meta_location(q, meta, name)?;
-    let mut run: Vec<(PageWork, Vec<std::ops::Range<u64>>)> = Vec::new();
+    let mut run: Vec<PageWork> = Vec::new();
     let mut run_bytes = 0u64;
     let mut pending = work.into_iter().peekable();
     while let Some(w) = pending.next() {
-        let mut ranges = Vec::new();
-        for g in &w.groups {
-            for offset in std::iter::once(g.time.offset).chain(g.values.iter().flatten().map(|c| c.offset)) {
-                ranges.push(offset..meta.chunk_end(offset).map_err(err)?);
-            }
-        }
-        run_bytes += ranges.iter().map(|r| r.end.saturating_sub(r.start)).sum::<u64>();
-        run.push((w, ranges));
+        run_bytes += w.ranges.iter().map(|r| r.end.saturating_sub(r.start)).sum::<u64>();
+        run.push(w);
         if run_bytes < FETCH_RUN_BYTES && pending.peek().is_some() {
             continue;
         }
-        let all: Vec<std::ops::Range<u64>> = run.iter().flat_map(|(_, r)| r.iter().cloned()).collect();
+        let all: Vec<std::ops::Range<u64>> = run.iter().flat_map(|w| w.ranges.iter().cloned()).collect();
         let parts = fetch_ranges(store, &location, all).await.map_err(err)?;
         let mut view: FileReader<RangeSource> = meta.reader.with_source(meta.reader.source().with_parts(parts));
         view.set_decryptor(decryptor.clone());
-        for (w, _) in run.drain(..) {
+        for w in run.drain(..) {
             let summary = groups.entry(w.key).or_default();
             sq.read_groups(&view, &w.groups, summary, &q.options.read, budget, counts).map_err(err)?;
         }
