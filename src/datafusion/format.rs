@@ -29,7 +29,7 @@ use object_store::{ObjectMeta, ObjectStore};
 
 use crate::arrow::schema::table_arrow_schema;
 use crate::datafusion::errors::df_err;
-use crate::datafusion::metadata::{DeviceFields, FileMeta, MetadataCache};
+use crate::datafusion::metadata::{FileMeta, MetadataCache};
 use crate::datafusion::options::TsFileReadOptions;
 use crate::datafusion::pruning::{
     column_roles, merge_bound, tag_column_stat, time_column_stat, value_column_stat, value_exact_min_max, ColumnRole, ColumnStat,
@@ -308,28 +308,31 @@ pub fn file_statistics(meta: &FileMeta, table: &str, schema: &Schema) -> crate::
     // TAG columns are merged as strings and turned into scalars once (per column: smallest
     // and largest value, null rows).
     let mut tags: Vec<(Option<&str>, Option<&str>, u64)> = vec![(None, None, 0); roles.len()];
-    // The FIELD columns' series are read device by device into one buffer; each column's
-    // position among them in the first device is where `DeviceFields::field_at` looks first.
-    let names: Vec<&str> =
-        roles.iter().filter_map(|r| if let ColumnRole::Field(n) = r { Some(n.as_str()) } else { None }).collect();
-    let wanted: HashSet<&str> = names.iter().copied().collect();
-    let hints = t.field_hints(&names);
-    let hints: Vec<usize> = roles
+    // The FIELD columns' series statistics are visited device by device (nothing is kept).
+    let field_column: HashMap<&str, usize> = roles
         .iter()
-        .map(|r| match r {
-            ColumnRole::Field(n) => names.iter().position(|m| m == n).and_then(|i| hints.get(i)).copied().unwrap_or(usize::MAX),
-            _ => usize::MAX,
-        })
+        .enumerate()
+        .filter_map(|(i, r)| if let ColumnRole::Field(n) = r { Some((n.as_str(), i)) } else { None })
         .collect();
-    let mut fields = DeviceFields::default();
+    let mut seen = vec![false; roles.len()];
     for d in &t.devices {
-        if !wanted.is_empty() {
-            meta.read_fields(d, &|name| wanted.contains(name), &mut fields)?;
-        }
         let n = d.rows();
         rows += n;
-        for ((((role, field), a), tag), hint) in
-            roles.iter().zip(schema.fields()).zip(acc.iter_mut()).zip(tags.iter_mut()).zip(&hints)
+        seen.fill(false);
+        if !field_column.is_empty() {
+            meta.visit_fields(d, &mut |name, stats| {
+                let Some(&i) = field_column.get(name) else { return };
+                let (Some(a), Some(field)) = (acc.get_mut(i), schema.fields().get(i)) else { return };
+                if std::mem::replace(&mut seen[i], true) {
+                    return; // the first series of a name counts (as a lookup finds it)
+                }
+                let ty = field.data_type();
+                let s = without_lossy_values(stats, lossy.contains(name));
+                a.add(value_column_stat(Some(&s), n, ty), Some(value_exact_min_max(&s, ty)), n);
+            })?;
+        }
+        for (((role, field), (a, tag)), seen) in
+            roles.iter().zip(schema.fields()).zip(acc.iter_mut().zip(tags.iter_mut())).zip(&seen)
         {
             let ty = field.data_type();
             let (st, exact): (ColumnStat, Option<ExactMinMax>) = match role {
@@ -347,14 +350,10 @@ pub fn file_statistics(meta: &FileMeta, table: &str, schema: &Schema) -> crate::
                     }
                     continue;
                 }
-                ColumnRole::Attribute | ColumnRole::Missing => {
+                // A FIELD the device has was merged while its series were visited.
+                ColumnRole::Field(_) if *seen => continue,
+                ColumnRole::Attribute | ColumnRole::Missing | ColumnRole::Field(_) => {
                     (ColumnStat { min: None, max: None, nulls: Some(n) }, Some((None, None)))
-                }
-                ColumnRole::Field(name) => {
-                    let lossy = lossy.contains(name.as_str());
-                    let s = fields.field_at(name, *hint).map(|s| without_lossy_values(&s.statistics, lossy));
-                    let s = s.as_deref();
-                    (value_column_stat(s, n, ty), Some(s.map_or((None, None), |s| value_exact_min_max(s, ty))))
                 }
             };
             a.add(st, exact, n);

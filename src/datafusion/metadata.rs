@@ -258,6 +258,18 @@ impl FileMeta {
         Ok(())
     }
 
+    /// Call `visit` with the name and series statistics of each field series of device `d`
+    /// (nothing is kept or allocated per series).
+    pub fn visit_fields(&self, d: &DeviceMeta, visit: &mut dyn FnMut(&str, &crate::format::Statistics)) -> Result<()> {
+        self.reader
+            .visit_series(d.series_index.clone(), &mut |name, stats| {
+                if !name.is_empty() {
+                    visit(name, stats)
+                }
+            })
+            .map_err(|e| e.context(format!("series of device {}", d.device)))
+    }
+
     /// Names of the tables with schemas.
     pub fn table_names(&self) -> Vec<String> {
         self.reader.metadata().table_schemas.iter().map(|t| t.name.clone()).collect()

@@ -21,6 +21,7 @@ use bytes::Bytes;
 use crate::error::{Result, TsFileError};
 use crate::format::chunk::{ChunkHeader, ChunkHeaderSuffix, FileEncryptionHeader, PageHeader};
 use crate::format::index::{IndexKey, IndexLevel, MetadataIndexNode, NodeType};
+use crate::format::timeseries::StatisticsVisitor;
 use crate::format::{ByteSource, Cursor, DeviceId, TimeseriesMetadata, TsFileMetadata};
 
 pub use crate::format::open::{check_head, read_encryption_header, StructureOptions, DEFAULT_MAX_METADATA_SIZE};
@@ -64,6 +65,7 @@ struct SeriesSink<'a> {
     keep: &'a dyn Fn(&str) -> bool,
     out: &'a mut Vec<TimeseriesMetadata>,
     chunk_offsets: Option<&'a mut Vec<u64>>,
+    visit: Option<&'a mut StatisticsVisitor<'a>>,
 }
 
 /// A device found in the index: its id and the byte range holding its measurement index.
@@ -380,7 +382,17 @@ impl<S: ByteSource> FileReader<S> {
     ) -> Result<()> {
         let walk = self.walk();
         let root = self.read_node(measurement_root, IndexLevel::Measurement, &walk)?;
-        self.collect_series(&root, 0, &mut SeriesSink { keep, out, chunk_offsets }, &walk)
+        self.collect_series(&root, 0, &mut SeriesSink { keep, out, chunk_offsets, visit: None }, &walk)
+    }
+
+    /// Call `visit` with the measurement name and series statistics of every series of the
+    /// device whose measurement index root starts `measurement_root` (nothing is kept).
+    pub fn visit_series(&self, measurement_root: Range<u64>, visit: &mut StatisticsVisitor<'_>) -> Result<()> {
+        let walk = self.walk();
+        let root = self.read_node(measurement_root, IndexLevel::Measurement, &walk)?;
+        let mut none = Vec::new();
+        let sink = &mut SeriesSink { keep: &|_| false, out: &mut none, chunk_offsets: None, visit: Some(visit) };
+        self.collect_series(&root, 0, sink, &walk)
     }
 
     fn read_timeseries_run(&self, range: Range<u64>, sink: &mut SeriesSink<'_>, walk: &Walk) -> Result<()> {
@@ -396,7 +408,9 @@ impl<S: ByteSource> FileReader<S> {
         let bytes = self.source.read(range)?;
         let mut c = Cursor::new(&bytes, start);
         while !c.is_empty() {
-            if let Some(t) = TimeseriesMetadata::parse_if(&mut c, self.len, sink.keep, sink.chunk_offsets.as_deref_mut())? {
+            let visit = sink.visit.as_mut().map(|v| &mut **v as &mut StatisticsVisitor<'_>);
+            if let Some(t) = TimeseriesMetadata::parse_if(&mut c, self.len, sink.keep, sink.chunk_offsets.as_deref_mut(), visit)?
+            {
                 sink.out.push(t);
             }
         }
@@ -438,7 +452,11 @@ impl<S: ByteSource> FileReader<S> {
                 NodeType::LeafMeasurement => {
                     let mut out = Vec::new();
                     let keep = |n: &str| n == measurement;
-                    self.read_timeseries_run(range, &mut SeriesSink { keep: &keep, out: &mut out, chunk_offsets: None }, &walk)?;
+                    self.read_timeseries_run(
+                        range,
+                        &mut SeriesSink { keep: &keep, out: &mut out, chunk_offsets: None, visit: None },
+                        &walk,
+                    )?;
                     return Ok(out.into_iter().next());
                 }
                 NodeType::InternalMeasurement => node = self.read_node(range, IndexLevel::Measurement, &walk)?,

@@ -15,6 +15,9 @@
 use crate::error::{Result, TsFileError};
 use crate::format::{Cursor, Statistics, TsDataType};
 
+/// Sees a series record's measurement name and series statistics.
+pub type StatisticsVisitor<'a> = dyn FnMut(&str, &Statistics) + 'a;
+
 /// Metadata of one chunk of a series.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChunkMetadata {
@@ -43,18 +46,20 @@ impl TimeseriesMetadata {
     /// Parse one record; chunk offsets must lie within `file_len`.
     pub fn parse(c: &mut Cursor<'_>, file_len: u64) -> Result<TimeseriesMetadata> {
         let start = c.offset();
-        let parsed = Self::parse_if(c, file_len, &|_| true, None)?;
+        let parsed = Self::parse_if(c, file_len, &|_| true, None, None)?;
         parsed.ok_or_else(|| TsFileError::corrupt("timeseries metadata", Some(start), "record skipped"))
     }
 
     /// Parse one record when `keep` accepts its measurement name; otherwise step over it
     /// (statistics are read for their length, nothing is allocated) and return `None`.
-    /// The offsets of its chunks, kept or not, are appended to `chunk_offsets` when given.
+    /// The offsets of its chunks, kept or not, are appended to `chunk_offsets` when given,
+    /// and `visit` sees every record's name and series statistics (kept or not).
     pub fn parse_if(
         c: &mut Cursor<'_>,
         file_len: u64,
         keep: &dyn Fn(&str) -> bool,
         chunk_offsets: Option<&mut Vec<u64>>,
+        visit: Option<&mut StatisticsVisitor<'_>>,
     ) -> Result<Option<TimeseriesMetadata>> {
         let start = c.offset();
         let timeseries_type = c.u8("timeseries type")?;
@@ -100,6 +105,9 @@ impl TimeseriesMetadata {
         }
         if count == 0 {
             return Err(TsFileError::corrupt("timeseries metadata", Some(start), format!("series '{name}' has no chunk")));
+        }
+        if let Some(v) = visit {
+            v(name, &statistics);
         }
         if !wanted {
             return Ok(None);
@@ -179,15 +187,15 @@ mod tests {
         b.extend_from_slice(&70i64.to_be_bytes());
         let mut offsets = Vec::new();
         let mut c = Cursor::new(&b, 0);
-        let skipped = TimeseriesMetadata::parse_if(&mut c, 1000, &|n| n == "c", Some(&mut offsets)).unwrap();
+        let skipped = TimeseriesMetadata::parse_if(&mut c, 1000, &|n| n == "c", Some(&mut offsets), None).unwrap();
         assert!(skipped.is_none());
-        let kept = TimeseriesMetadata::parse_if(&mut c, 1000, &|n| n == "c", Some(&mut offsets)).unwrap().unwrap();
+        let kept = TimeseriesMetadata::parse_if(&mut c, 1000, &|n| n == "c", Some(&mut offsets), None).unwrap().unwrap();
         assert!(c.is_empty(), "a skipped record is stepped over whole");
         assert_eq!((kept.measurement.as_str(), kept.chunks.len(), kept.chunks[0].offset), ("c", 1, 70));
         assert_eq!(offsets, vec![10, 50, 70]);
         // A skipped record is still checked: an offset outside the file is an error.
         let mut c = Cursor::new(&b, 0);
-        assert!(TimeseriesMetadata::parse_if(&mut c, 40, &|_| false, None).is_err());
+        assert!(TimeseriesMetadata::parse_if(&mut c, 40, &|_| false, None, None).is_err());
     }
 
     #[test]
