@@ -456,3 +456,45 @@ fn test_partial_view_reads_chunk_headers_of_long_names() {
     });
     std::fs::remove_file(&path).unwrap();
 }
+
+/// 20,000 devices of 3 rows, planned without file statistics (as a file of a very large
+/// index is) and with them: a full scan, the aggregates answered from series statistics and
+/// a one-device lookup equal what the test wrote.
+#[test]
+fn test_twenty_thousand_devices_with_and_without_planning_statistics() {
+    const N: i64 = 20_000;
+    let devices: Vec<Device> = (0..N)
+        .map(|d| Device::Aligned {
+            segments: vec!["big".into(), format!("r{:02}", d % 16), format!("d{d:05}")],
+            times: (0..3).map(|i| d + i * 1_000_000).collect(),
+            columns: vec![("v".into(), INT64, (0..3).map(|i| Some(Val::I64(d * 3 + i))).collect())],
+        })
+        .collect();
+    let table = Table { name: "big".into(), tags: vec!["region".into(), "device".into()], fields: vec![("v".into(), INT64)] };
+    let path = std::env::temp_dir().join(format!("tsfile-fleet-20k-{}.tsfile", std::process::id()));
+    std::fs::write(&path, write_tsfile(&devices, &[table], 2)).unwrap();
+    let sum: i64 = (0..N * 3).sum();
+    block_on(async {
+        for max_index in [0, u64::MAX] {
+            let c = ctx(2, 8192);
+            let opts = TsFileReadOptions { statistics_max_index_bytes: max_index, ..Default::default() };
+            register_tsfile(&c, "big", &[path.to_str().unwrap()], opts).await.unwrap();
+            let q = |sql: &'static str| {
+                let c = c.clone();
+                async move { rows_of(&c.sql(sql).await.unwrap().collect().await.unwrap()) }
+            };
+            let scanned = q("SELECT count(*), count(DISTINCT device), sum(v + 0), min(CAST(time AS BIGINT) + 0), max(CAST(time AS BIGINT) + 0) FROM big").await;
+            assert_eq!(
+                scanned,
+                vec![vec![json!(N * 3), json!(N), json!(sum), json!(0), json!(N - 1 + 2_000_000)]],
+                "{max_index}"
+            );
+            let from_statistics = q("SELECT count(*), sum(v), min(v), max(v) FROM big").await;
+            assert_eq!(from_statistics, vec![vec![json!(N * 3), json!(sum), json!(0), json!(N * 3 - 1)]], "{max_index}");
+            let one = q("SELECT CAST(time AS BIGINT), v FROM big WHERE region = 'r07' AND device = 'd12343' ORDER BY 1").await;
+            let want: Vec<Vec<Value>> = (0..3).map(|i| vec![json!(12_343 + i * 1_000_000), json!(12_343 * 3 + i)]).collect();
+            assert_eq!(one, want, "{max_index}");
+        }
+    });
+    std::fs::remove_file(&path).unwrap();
+}
