@@ -285,7 +285,7 @@ impl ColumnAcc {
     }
 }
 
-/// Files whose index area (see [`FileMeta::index_bytes`]) is larger report unknown
+/// Files whose index area (the bytes from the index to the end of the file) is larger report unknown
 /// statistics at planning: about 40,000 devices of
 /// a few series each (IoTDB and the C++ writer store 300–500 bytes of index per device of
 /// five fields).
