@@ -18,6 +18,7 @@ use crate::error::{Result, TsFileError};
 use crate::format::reader::DeviceEntry;
 use crate::format::{DeviceId, FileReader, TableSchema, TimeseriesMetadata};
 use crate::io::{open_object_opts, OpenOptions, RangeSource};
+use crate::read::aligned::AlignedChunkGroup;
 
 /// Most devices a partial table view holds ([`FileMeta::table_for_tags`]); a TAG filter
 /// allowing more loads the whole table's view.
@@ -25,6 +26,11 @@ pub const PARTIAL_VIEW_MAX_DEVICES: usize = 1024;
 
 /// Widest window fetched to read one chunk header.
 const MAX_CHUNK_HEADER_WINDOW: u64 = 16 << 20;
+
+/// The first of the sorted `starts` after `offset`.
+fn next_start(starts: &[u64], offset: u64) -> Option<u64> {
+    starts.get(starts.partition_point(|&s| s <= offset)).copied()
+}
 
 /// One device of a table: what planning keeps of it. Its field series are read from the
 /// index on demand ([`FileMeta::read_fields`]) and not kept, so a table of a million
@@ -110,9 +116,15 @@ pub struct TableMeta {
 
 impl TableMeta {
     /// The view of `entries` (devices of the table `schema` describes): each device's
-    /// series are read once into one buffer; its time series, the offsets of its chunks and
-    /// (for the first device) its field names are kept.
-    fn build(reader: &FileReader<RangeSource>, schema: TableSchema, entries: Vec<DeviceEntry>) -> Result<TableMeta> {
+    /// series are read once into one buffer; its time series and (for the first device) its
+    /// field names are kept, and the offsets of all its chunks go to `chunk_offsets` when
+    /// given.
+    fn build(
+        reader: &FileReader<RangeSource>,
+        schema: TableSchema,
+        entries: Vec<DeviceEntry>,
+        mut chunk_offsets: Option<&mut Vec<u64>>,
+    ) -> Result<TableMeta> {
         let mut devices = Vec::with_capacity(entries.len());
         let mut first_fields = Vec::new();
         let mut series = Vec::new();
@@ -122,7 +134,7 @@ impl TableMeta {
             // except in the first device, whose field names give the lookup hints.
             let keep = |name: &str| devices.is_empty() || name.is_empty();
             reader
-                .series_where(d.measurement_root.clone(), &keep, &mut series, None)
+                .series_where(d.measurement_root.clone(), &keep, &mut series, chunk_offsets.as_deref_mut())
                 .map_err(|e| e.context(format!("series of device {}", d.device)))?;
             let time_at = series
                 .iter()
@@ -166,7 +178,7 @@ pub struct FileMeta {
     trees: Mutex<HashMap<String, Arc<TreeMeta>>>,
     chunk_starts: std::sync::OnceLock<std::result::Result<Vec<u64>, String>>,
     /// Offsets where chunk groups of table devices start (their time chunks) and the data
-    /// section end; `None` for a file with tree-model devices (see [`FileMeta::chunk_end_in`]).
+    /// section end; `None` for a file with tree-model devices (see [`FileMeta::chunk_ranges`]).
     group_starts: std::sync::OnceLock<std::result::Result<Option<Vec<u64>>, String>>,
     /// File statistics by table and table schema, computed once (planning asks on every query).
     statistics: Mutex<HashMap<(String, arrow_schema::SchemaRef), datafusion::common::Statistics>>,
@@ -205,18 +217,45 @@ impl FileMeta {
             Ok(v)
         });
         let starts = starts.as_ref().map_err(|e| TsFileError::corrupt("metadata index", None, e.clone()))?;
-        let i = starts.partition_point(|&s| s <= offset);
-        starts
-            .get(i)
-            .copied()
+        next_start(starts, offset)
             .ok_or_else(|| TsFileError::corrupt("chunk metadata", Some(offset), "chunk offset at or past the data section end"))
     }
 
-    /// An upper bound on the end of the chunk at `offset` of a table device whose series
-    /// were read into `fields`: the device's next chunk, the next chunk group of any device
-    /// (each starts with its time chunk) or the data section end, whichever comes first.
-    /// Files that also hold tree-model devices use [`FileMeta::chunk_end`].
-    pub fn chunk_end_in(&self, offset: u64, fields: &DeviceFields) -> Result<u64> {
+    /// Byte ranges of the time and value chunks of `groups`, chunk groups of a device of
+    /// `table` whose series were read into `fields`. A chunk ends where its header says for a
+    /// view of some devices ([`TableMeta::chunk_end`]); otherwise at an upper bound: the
+    /// device's next chunk, the next chunk group of any device (each starts with its time
+    /// chunk) or the data section end, whichever comes first (files that also hold
+    /// tree-model devices use [`FileMeta::chunk_end`]).
+    pub fn chunk_ranges(
+        &self,
+        table: &TableMeta,
+        groups: &[AlignedChunkGroup],
+        fields: &DeviceFields,
+    ) -> Result<Vec<Range<u64>>> {
+        let end = |offset: u64| -> Result<u64> {
+            if let Some(end) = table.chunk_end(offset) {
+                return Ok(end);
+            }
+            let Some(starts) = self.group_starts()? else { return self.chunk_end(offset) };
+            let group = next_start(starts, offset).ok_or_else(|| {
+                TsFileError::corrupt("chunk metadata", Some(offset), "chunk offset at or past the data section end")
+            })?;
+            Ok(next_start(&fields.chunk_offsets, offset).map_or(group, |own| own.min(group)))
+        };
+        let mut ranges = Vec::with_capacity(groups.iter().map(|g| 1 + g.values.len()).sum());
+        for g in groups {
+            for offset in std::iter::once(g.time.offset).chain(g.values.iter().flatten().map(|c| c.offset)) {
+                ranges.push(offset..end(offset)?);
+            }
+        }
+        Ok(ranges)
+    }
+
+    /// Where chunk groups of table devices start (their time chunks), with the data section
+    /// end, sorted; `None` for a file that also holds tree-model devices. Loads every
+    /// table's view on first use.
+    fn group_starts(&self) -> Result<Option<&[u64]>> {
         let starts = self.group_starts.get_or_init(|| {
             if !self.tree_keys().is_empty() {
                 return Ok(None);
@@ -231,12 +270,7 @@ impl FileMeta {
             Ok(Some(v))
         });
         let starts = starts.as_ref().map_err(|e| TsFileError::corrupt("metadata index", None, e.clone()))?;
-        let Some(starts) = starts else { return self.chunk_end(offset) };
-        let next = |v: &[u64]| v.get(v.partition_point(|&s| s <= offset)).copied();
-        let group = next(starts).ok_or_else(|| {
-            TsFileError::corrupt("chunk metadata", Some(offset), "chunk offset at or past the data section end")
-        })?;
-        Ok(next(&fields.chunk_offsets).map_or(group, |own| own.min(group)))
+        Ok(starts.as_deref())
     }
 
     /// The field series of device `d` whose names `keep` accepts, read from the index into
@@ -376,14 +410,9 @@ impl FileMeta {
                 allowed
             }
         };
-        let mut table = TableMeta::build(&self.reader, schema, entries)?;
-        // Every chunk of the view's devices (time and fields).
+        // Every chunk of the view's devices (time and fields) gets its end from its header.
         let mut offsets = Vec::new();
-        let mut fields = DeviceFields::default();
-        for d in &table.devices {
-            self.read_fields(d, &|_| false, &mut fields)?;
-            offsets.extend_from_slice(&fields.chunk_offsets);
-        }
+        let mut table = TableMeta::build(&self.reader, schema, entries, Some(&mut offsets))?;
         table.chunk_ends = self.read_chunk_ends(store, location, &offsets).await?;
         Ok(Some(table))
     }
@@ -444,7 +473,7 @@ impl FileMeta {
             }
         })?;
         let entries = if self.reader.metadata().table_root(name).is_some() { self.reader.devices(name)? } else { Vec::new() };
-        let table = TableMeta::build(&self.reader, schema, entries)?;
+        let table = TableMeta::build(&self.reader, schema, entries, None)?;
         let t = Arc::new(table);
         if let Ok(mut map) = self.tables.lock() {
             map.insert(name.to_string(), t.clone());

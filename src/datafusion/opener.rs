@@ -266,10 +266,8 @@ impl ScanLayout {
 
     /// Series of `field_names[pos]` among a device's read series.
     fn field<'a>(&self, fields: &'a DeviceFields, pos: usize) -> Option<&'a crate::format::TimeseriesMetadata> {
+        // A field not read is not among `fields`.
         let name = self.field_names.get(pos)?;
-        if !self.read.contains(name) {
-            return None;
-        }
         fields.field_at(name, self.hints.get(pos).copied().unwrap_or(usize::MAX))
     }
 
@@ -429,15 +427,6 @@ impl ScanContext {
         self.file.err(e)
     }
 
-    /// The byte range of the chunk at `offset` of the device whose series `fields` holds
-    /// (from the chunk headers for a view of some devices).
-    fn chunk_range(&self, offset: u64, fields: &DeviceFields) -> Result<Range<u64>> {
-        match self.table.chunk_end(offset) {
-            Some(end) => Ok(offset..end),
-            None => Ok(offset..self.file.meta.chunk_end_in(offset, fields).map_err(|e| self.err(e))?),
-        }
-    }
-
     /// Statistics of one container for every column: time, tags, fields.
     fn container(
         &self,
@@ -548,13 +537,7 @@ impl ScanContext {
         if groups.is_empty() {
             return Ok(None);
         }
-        let mut ranges: Vec<Range<u64>> = Vec::with_capacity(groups.len() * (1 + projected.len()));
-        for g in &groups {
-            ranges.push(self.chunk_range(g.time.offset, fields)?);
-            for c in g.values.iter().flatten() {
-                ranges.push(self.chunk_range(c.offset, fields)?);
-            }
-        }
+        let ranges = self.file.meta.chunk_ranges(&self.table, &groups, fields).map_err(|e| self.err(e))?;
         Ok(Some(DevicePlan { index, groups, ranges }))
     }
 

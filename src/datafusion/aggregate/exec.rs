@@ -510,16 +510,7 @@ async fn answer(
                 if !read {
                     meta.read_fields(d, &|_| false, &mut fields).map_err(err)?;
                 }
-                let mut ranges = Vec::new();
-                for g in &to_read {
-                    for offset in std::iter::once(g.time.offset).chain(g.values.iter().flatten().map(|c| c.offset)) {
-                        let end = match tmeta.chunk_end(offset) {
-                            Some(end) => end,
-                            None => meta.chunk_end_in(offset, &fields).map_err(err)?,
-                        };
-                        ranges.push(offset..end);
-                    }
-                }
+                let ranges = meta.chunk_ranges(&tmeta, &to_read, &fields).map_err(err)?;
                 work.push(PageWork { key, groups: to_read, ranges });
             }
         }
