@@ -11,7 +11,6 @@
 //! output is printed in any case.
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -19,13 +18,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use datafusion::arrow::array::{Array, Int64Array};
-use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::parquet::basic::Compression;
 use datafusion::parquet::file::properties::WriterProperties;
 use datafusion::prelude::{SessionConfig, SessionContext};
-use datafusion_tsfile::datafusion::{register_tsfile_format, register_tsfile_schema, TsFileReadOptions, TsFileTable};
-use futures::{StreamExt, TryStreamExt};
+use datafusion_tsfile::datafusion::{
+    count_rows, register_tsfile_format, register_tsfile_schema, write_parquet, TsFileReadOptions, TsFileTable,
+};
+use futures::TryStreamExt;
 use indicatif::{HumanBytes, HumanCount, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// `tsfile export` flags.
@@ -223,35 +222,15 @@ async fn export_one(
         None => format!("SELECT * FROM {name}"),
     };
     let df = ctx.sql(&sql).await.map_err(|e| fail(&e))?;
-    let mut stream = df.execute_stream().await.map_err(|e| fail(&e))?;
-
-    let partial = partial_path(&job.out);
-    let file = File::create(&partial).map_err(|e| format!("cannot create {}: {e}", partial.display()))?;
-    let result = async {
-        let mut writer = ArrowWriter::try_new(file, stream.schema(), Some(props)).map_err(|e| fail(&e))?;
-        let bar = progress_bar(total, args.quiet);
-        let mut rows = 0u64;
-        while let Some(batch) = stream.next().await {
-            let batch = batch.map_err(|e| fail(&e))?;
-            rows += batch.num_rows() as u64;
-            writer.write(&batch).map_err(|e| fail(&e))?;
-            bar.set_position(rows);
-            bar.set_message(format!("{} written", HumanBytes((writer.bytes_written() + writer.in_progress_size()) as u64)));
-        }
-        writer.close().map_err(|e| fail(&e))?;
-        bar.finish_and_clear();
-        Ok::<u64, String>(rows)
-    }
-    .await;
-    let rows = match result {
-        Ok(rows) => rows,
-        Err(e) => {
-            let _ = std::fs::remove_file(&partial);
-            return Err(e);
-        }
-    };
-    std::fs::rename(&partial, &job.out)
-        .map_err(|e| format!("cannot move {} to {}: {e}", partial.display(), job.out.display()))?;
+    let bar = progress_bar(total, args.quiet);
+    let rows = write_parquet(df, &job.out, props, total, |p| {
+        bar.set_position(p.rows);
+        bar.set_message(format!("{} written", HumanBytes(p.bytes)));
+        Ok(())
+    })
+    .await
+    .map_err(|e| fail(&e))?;
+    bar.finish_and_clear();
     let bytes = std::fs::metadata(&job.out).map(|m| m.len()).unwrap_or(0);
     let secs = start.elapsed().as_secs_f64();
     if !args.quiet {
@@ -275,21 +254,6 @@ fn plural(n: usize, what: &str) -> String {
     } else {
         format!("{n} {what}s")
     }
-}
-
-/// `count(*)` of the table (answered from statistics); `None` if it cannot be read.
-async fn count_rows(ctx: &SessionContext, table: &str) -> datafusion::error::Result<Option<u64>> {
-    let batches = ctx.sql(&format!("SELECT count(*) FROM {table}")).await?.collect().await?;
-    let n = batches
-        .first()
-        .and_then(|b| b.column(0).as_any().downcast_ref::<Int64Array>().filter(|a| !a.is_empty()).map(|a| a.value(0)));
-    Ok(n.and_then(|n| u64::try_from(n).ok()))
-}
-
-fn partial_path(out: &Path) -> PathBuf {
-    let mut name = out.file_name().map(|n| n.to_os_string()).unwrap_or_default();
-    name.push(".partial");
-    out.with_file_name(name)
 }
 
 /// A progress bar on a terminal (stderr), hidden otherwise.
@@ -352,10 +316,5 @@ mod tests {
         assert_eq!(rate_text(0.4), "0 rows/s");
         assert_eq!(rate_text(f64::NAN), "0 rows/s");
         assert_eq!(rate_text(f64::INFINITY), "0 rows/s");
-    }
-
-    #[test]
-    fn partial_names() {
-        assert_eq!(partial_path(Path::new("/x/out.parquet")), PathBuf::from("/x/out.parquet.partial"));
     }
 }

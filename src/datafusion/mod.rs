@@ -19,6 +19,7 @@
 //!   tree-model files are tables too (one per path prefix, "align by device");
 //! * [`TsFileStatisticsAggregate`]: a physical optimizer rule answering aggregations from
 //!   statistics ([`StatisticsAggregateExec`]);
+//! * `write_parquet` (feature `parquet`): a query's rows into one Parquet file with progress;
 //! * [`MetadataCache`]: the footer cache; [`TsFileScanMetrics`]: `EXPLAIN ANALYZE` counters;
 //! * [`TsFileMetadataFunc`]: the `tsfile_metadata('path')` table function;
 //! * `TsFileLogicalCodec` / `TsFilePhysicalCodec` (feature `proto`): codecs that carry TsFile
@@ -26,6 +27,8 @@
 
 mod aggregate;
 mod errors;
+#[cfg(feature = "parquet")]
+mod export;
 mod file_scan;
 mod format;
 mod location;
@@ -34,6 +37,7 @@ mod metadata_fn;
 mod metrics;
 mod opener;
 mod options;
+mod ordered;
 #[cfg(feature = "proto")]
 mod proto;
 mod pruning;
@@ -48,12 +52,15 @@ mod tree_scan;
 mod url_table;
 
 pub use aggregate::{StatisticsAggregateExec, TsFileStatisticsAggregate};
+#[cfg(feature = "parquet")]
+pub use export::{count_rows, partial_path, write_parquet, ExportProgress};
 pub use format::{TsFileFormat, TsFileFormatFactory, STATISTICS_MAX_INDEX_BYTES, TSFILE_EXTENSION};
 pub use location::parse_location;
 pub use metadata::{LoadCost, MetadataCache, DEFAULT_METADATA_CACHE_BYTES};
 pub use metadata_fn::{TsFileMetadataFunc, TsFileMetadataTable};
 pub use metrics::TsFileScanMetrics;
 pub use options::{options_markdown, OptionDef, TreeMixedTypes, TsFileReadOptions, OPTIONS};
+pub use ordered::execute_in_order;
 #[cfg(feature = "proto")]
 pub use proto::{TsFileLogicalCodec, TsFilePhysicalCodec};
 pub use session_options::TsFileSessionOptions;

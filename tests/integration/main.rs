@@ -8,6 +8,7 @@ mod conformance;
 mod corpus_structure;
 mod corrupt;
 mod encryption;
+mod export;
 mod fleet;
 mod float_pruning;
 mod java;

@@ -1,0 +1,370 @@
+"""Apache TsFile files as pyarrow tables and batches, and as DataFusion tables.
+
+>>> import datafusion_tsfile as tsf
+>>> table = tsf.read_tsfile("data/sample.tsfile", columns=["time", "temperature"])  # doctest: +SKIP
+
+* :func:`read_tsfile`: a table (files, a directory or a glob) as a ``pyarrow.Table``;
+* :func:`read_tsfile_batches`: the same as a stream of ``pyarrow.RecordBatch``
+  (:class:`TsFileBatchReader`, which also speaks the Arrow C stream interface);
+* :class:`TsFileTable` / :class:`TsFileTableFactory`: for ``SessionContext.register_table``
+  and ``CREATE EXTERNAL TABLE … STORED AS TSFILE`` in datafusion-python 55;
+* :func:`metadata`: one row per device and column, with statistics;
+* :func:`export_parquet`: a table into one Parquet file, with progress.
+
+Reading options (``table``, ``time_unit``, ``master_key``, ``pruning``, …) are keyword
+arguments; they are the options of ``CREATE EXTERNAL TABLE … OPTIONS`` in the Rust crate.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, Union
+
+import pyarrow as pa
+
+from . import _internal
+from .errors import (
+    CorruptFileError,
+    EncryptionError,
+    InvalidArgumentError,
+    TsFileError,
+    TsFileNotFoundError,
+    UnsupportedError,
+)
+
+__version__: str = _internal.__version__
+
+PathLike = Union[str, "os.PathLike[str]"]
+Paths = Union[PathLike, Sequence[PathLike]]
+TimeBound = Union[int, _dt.datetime, _dt.date, str, Any]
+Device = Union[str, Sequence[Union[str, None]]]
+
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+
+
+def _paths(path: Paths) -> list[str]:
+    if isinstance(path, (str, os.PathLike)):
+        return [os.fspath(path)]
+    paths = [os.fspath(p) for p in path]
+    if not paths:
+        raise InvalidArgumentError("no path given")
+    return paths
+
+
+def _options(table: str | None, options: dict[str, Any]) -> dict[str, Any]:
+    if table is not None:
+        options = {**options, "table": table}
+    return options
+
+
+def _time_bound(value: TimeBound | None, name: str) -> int | tuple[str, int] | None:
+    """A time bound for the extension: an int stays a raw value of the time column;
+    datetimes, dates, ISO strings, numpy.datetime64 and pandas.Timestamp become
+    ("ns", nanoseconds since the epoch), naive ones read as UTC."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise InvalidArgumentError(f"{name}: expected a time, got a bool")
+    if isinstance(value, int):
+        return value
+    nanos = getattr(value, "value", None)  # pandas.Timestamp keeps nanoseconds
+    if type(value).__name__ == "Timestamp" and isinstance(nanos, int):
+        return ("ns", nanos)
+    if type(value).__name__ == "datetime64":  # numpy scalar
+        return ("ns", int(value.astype("datetime64[ns]").astype("int64")))
+    if isinstance(value, str):
+        try:
+            value = _dt.datetime.fromisoformat(value)
+        except ValueError as e:
+            raise InvalidArgumentError(f"{name}: {e}") from None
+    if isinstance(value, _dt.datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=_dt.timezone.utc)
+        return ("ns", (value - _EPOCH) // _dt.timedelta(microseconds=1) * 1000)
+    if isinstance(value, _dt.date):
+        return _time_bound(_dt.datetime(value.year, value.month, value.day), name)
+    raise InvalidArgumentError(
+        f"{name}: expected an int, datetime, date, ISO string, numpy.datetime64 or "
+        f"pandas.Timestamp, got {type(value).__name__}"
+    )
+
+
+def _devices(devices: Iterable[Device] | None) -> list[Any] | None:
+    if devices is None:
+        return None
+    if isinstance(devices, str):
+        devices = [devices]
+    return [d if isinstance(d, str) else list(d) for d in devices]
+
+
+class TsFileBatchReader:
+    """The batches of a read, one at a time and once.
+
+    Iterate it for ``pyarrow.RecordBatch`` objects, or hand it to any library that takes
+    an Arrow C stream (``pyarrow.table(reader)``, ``polars.DataFrame(reader)``). Errors
+    while reading are raised as :class:`TsFileError` when iterating; through the C stream
+    they surface as the consumer's own error type.
+    """
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self.schema: pa.Schema = pa.schema(stream)
+
+    def __iter__(self) -> Iterator[pa.RecordBatch]:
+        return self
+
+    def __next__(self) -> pa.RecordBatch:
+        batch = self.read_next_batch()
+        if batch is None:
+            raise StopIteration
+        return batch
+
+    def read_next_batch(self) -> pa.RecordBatch | None:
+        """The next batch, or ``None`` at the end."""
+        exported = self._stream.next_batch()
+        return None if exported is None else pa.record_batch(exported)
+
+    def read_all(self) -> pa.Table:
+        """The remaining batches as one table."""
+        return pa.Table.from_batches(list(self), schema=self.schema)
+
+    def read_pandas(self, **kwargs: Any) -> Any:
+        """The remaining batches as a ``pandas.DataFrame`` (``to_pandas`` keywords)."""
+        return self.read_all().to_pandas(**kwargs)
+
+    def to_reader(self) -> pa.RecordBatchReader:
+        """The remaining batches as a ``pyarrow.RecordBatchReader``."""
+        return pa.RecordBatchReader.from_stream(self)
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        return self._stream.__arrow_c_stream__(requested_schema)
+
+    def __enter__(self) -> TsFileBatchReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop reading: pending work is cancelled and its memory released."""
+        self._stream = None
+
+
+def read_tsfile(
+    path: Paths,
+    table: str | None = None,
+    columns: Sequence[str] | None = None,
+    start: TimeBound | None = None,
+    end: TimeBound | None = None,
+    devices: Iterable[Device] | None = None,
+    **options: Any,
+) -> pa.Table:
+    """Read a TsFile table into a ``pyarrow.Table``.
+
+    Args:
+        path: a file, a directory (its ``*.tsfile`` files), a glob, or a list of them.
+        table: the TsFile table to read (needed when the files hold several).
+        columns: the columns to return, in this order (default: all).
+        start: keep rows with ``time >= start``: an int (the time column's raw value,
+            milliseconds by default), a ``datetime``/``date`` (naive = UTC), an ISO
+            string, a ``numpy.datetime64`` or a ``pandas.Timestamp``.
+        end: keep rows with ``time < end`` (same kinds as ``start``).
+        devices: keep these devices only: identifiers as ``metadata()`` prints them
+            (``"weather.north.ws-1"``) or tuples of TAG values in column order.
+        **options: reading options, e.g. ``time_unit="us"`` or
+            ``master_key="<32 hex digits>"`` for encrypted files.
+
+    Only the devices, chunks and pages that can hold matching rows are read. Rows come
+    device by device (each device's rows together, in time order), files in the order
+    given.
+    """
+    stream = _internal.read_all(
+        _paths(path),
+        _options(table, options),
+        list(columns) if columns is not None else None,
+        _time_bound(start, "start"),
+        _time_bound(end, "end"),
+        _devices(devices),
+    )
+    return pa.table(stream)
+
+
+def read_tsfile_batches(
+    path: Paths,
+    table: str | None = None,
+    columns: Sequence[str] | None = None,
+    start: TimeBound | None = None,
+    end: TimeBound | None = None,
+    devices: Iterable[Device] | None = None,
+    **options: Any,
+) -> TsFileBatchReader:
+    """Like :func:`read_tsfile`, as a stream of record batches: memory stays bounded by
+    a few batches per partition, however large the files."""
+    stream = _internal.read_streaming(
+        _paths(path),
+        _options(table, options),
+        list(columns) if columns is not None else None,
+        _time_bound(start, "start"),
+        _time_bound(end, "end"),
+        _devices(devices),
+    )
+    return TsFileBatchReader(stream)
+
+
+def metadata(path: Paths) -> pa.Table:
+    """One row per device and column of each file: type, encoding, compression, chunk
+    and point counts, time range and value statistics (``tsfile_metadata`` in SQL)."""
+    return pa.table(_internal.metadata(_paths(path)))
+
+
+class _TextProgress:
+    """A one-line progress report on stderr, for terminals without tqdm."""
+
+    def __init__(self) -> None:
+        self._shown = False
+
+    def __call__(self, rows: int, total: int | None, nbytes: int) -> None:
+        of = f"/{total:,}" if total else ""
+        sys.stderr.write(f"\rexported {rows:,}{of} rows, {nbytes / 1e6:,.1f} MB")
+        sys.stderr.flush()
+        self._shown = True
+
+    def close(self) -> None:
+        if self._shown:
+            sys.stderr.write("\n")
+
+
+class _TqdmProgress:
+    def __init__(self, tqdm: Any) -> None:
+        self._bar = tqdm(unit="rows", unit_scale=True, desc="export")
+
+    def __call__(self, rows: int, total: int | None, nbytes: int) -> None:
+        if total is not None and self._bar.total != total:
+            self._bar.total = total
+        self._bar.update(rows - self._bar.n)
+        self._bar.set_postfix_str(f"{nbytes / 1e6:,.1f} MB")
+
+    def close(self) -> None:
+        self._bar.close()
+
+
+def export_parquet(
+    src: Paths,
+    dst: PathLike,
+    table: str | None = None,
+    compression: str = "snappy",
+    row_group_rows: int = 1 << 20,
+    progress: bool | Callable[[int, int | None, int], None] | None = None,
+    **options: Any,
+) -> int:
+    """Write a TsFile table into one Parquet file; returns the number of rows written.
+
+    The rows stream into the Parquet writer (one row group in memory); the output is
+    written to ``<dst>.partial`` and renamed when complete.
+
+    Args:
+        src: files, a directory or a glob (as for :func:`read_tsfile`).
+        dst: the Parquet file to write.
+        table: the TsFile table (needed when the files hold several).
+        compression: ``snappy``, ``zstd``, ``zstd(LEVEL)``, ``gzip``, ``gzip(LEVEL)``,
+            ``lz4_raw`` or ``none``.
+        row_group_rows: rows per Parquet row group.
+        progress: ``True`` for a progress bar (tqdm when installed, else a line on
+            stderr), or a callable ``progress(rows, total_rows, bytes)`` called up to ten
+            times a second and once at the end; an exception it raises stops the export.
+        **options: reading options, as for :func:`read_tsfile`.
+    """
+    reporter: Any = None
+    if progress is True:
+        try:
+            from tqdm import tqdm  # type: ignore[import-not-found]
+
+            reporter = _TqdmProgress(tqdm)
+        except ImportError:
+            reporter = _TextProgress()
+    elif callable(progress):
+        reporter = progress
+    elif progress not in (None, False):
+        raise InvalidArgumentError("progress: expected True, False, None or a callable")
+    try:
+        return _internal.export_parquet(
+            _paths(src),
+            os.fspath(dst),
+            _options(table, options),
+            compression,
+            row_group_rows,
+            reporter,
+        )
+    finally:
+        close = getattr(reporter, "close", None)
+        if reporter is not progress and close is not None:
+            close()
+
+
+class TsFileTable:
+    """A TsFile table (files, a directory or a glob) for datafusion-python.
+
+    >>> from datafusion import SessionContext  # doctest: +SKIP
+    >>> ctx = SessionContext()  # doctest: +SKIP
+    >>> ctx.register_table("weather", TsFileTable("data/sample.tsfile"))  # doctest: +SKIP
+    >>> ctx.sql("SELECT device, max(temperature) FROM weather GROUP BY device")  # doctest: +SKIP
+
+    Filters on time, TAG and FIELD columns are pushed into the scan, which skips
+    devices, chunks and pages by their statistics. The files are opened (footers read,
+    schema inferred) when the table is made.
+    """
+
+    def __init__(self, path: Paths, table: str | None = None, **options: Any) -> None:
+        self._inner = _internal.TsFileTable(_paths(path), _options(table, options))
+
+    @property
+    def schema(self) -> pa.Schema:
+        """The table's Arrow schema."""
+        return pa.schema(self._inner)
+
+    @property
+    def paths(self) -> list[str]:
+        """The paths the table was made from."""
+        return self._inner.paths
+
+    def __datafusion_table_provider__(self, session: Any) -> object:
+        return self._inner.__datafusion_table_provider__(session)
+
+    def __arrow_c_schema__(self) -> object:
+        return self._inner.__arrow_c_schema__()
+
+    def __repr__(self) -> str:
+        return f"TsFileTable({self.paths!r})"
+
+
+class TsFileTableFactory:
+    """``CREATE EXTERNAL TABLE … STORED AS TSFILE`` for a datafusion-python session:
+    ``ctx.register_table_factory("TSFILE", TsFileTableFactory())``. Options of the
+    statement (``OPTIONS ('table' 'weather')``) are the reading options."""
+
+    def __init__(self) -> None:
+        self._inner = _internal.TsFileTableFactory()
+
+    def __datafusion_table_provider_factory__(self, session: Any) -> object:
+        return self._inner.__datafusion_table_provider_factory__(session)
+
+
+__all__ = [
+    "read_tsfile",
+    "read_tsfile_batches",
+    "metadata",
+    "export_parquet",
+    "TsFileTable",
+    "TsFileTableFactory",
+    "TsFileBatchReader",
+    "TsFileError",
+    "TsFileNotFoundError",
+    "CorruptFileError",
+    "EncryptionError",
+    "UnsupportedError",
+    "InvalidArgumentError",
+    "__version__",
+]

@@ -1,0 +1,86 @@
+//! `datafusion_tsfile._internal`: the compiled half of the `datafusion-tsfile` Python
+//! package. The Python half (`python/datafusion_tsfile/`) wraps these functions with the
+//! documented signatures, converts time bounds and turns streams into pyarrow objects.
+//!
+//! * [`read`]: `read_tsfile` / `read_tsfile_batches`;
+//! * [`provider`]: `TsFileTable` and `TsFileTableFactory` for datafusion-python;
+//! * [`export`]: `metadata` and `export_parquet`;
+//! * [`arrow_export`]: Arrow PyCapsule exports; [`errors`]: the exception mapping;
+//!   [`runtime`]: the tokio runtime the calls run on.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use pyo3::prelude::*;
+
+pub mod arrow_export;
+pub mod errors;
+pub mod export;
+pub mod provider;
+pub mod read;
+pub mod runtime;
+
+/// Table options as Python keyword arguments (`table="weather"`, `time_unit="us"`).
+pub type Options<'py> = Option<HashMap<String, Bound<'py, PyAny>>>;
+
+#[pyfunction]
+#[pyo3(signature = (paths, options=None, columns=None, start=None, end=None, devices=None))]
+fn read_all(
+    py: Python<'_>,
+    paths: Vec<String>,
+    options: Options<'_>,
+    columns: Option<Vec<String>>,
+    start: Option<read::TimeArg>,
+    end: Option<read::TimeArg>,
+    devices: Option<Vec<read::DeviceArg>>,
+) -> PyResult<arrow_export::BatchStream> {
+    read::read_all(py, paths, options, read::Selection { columns, start, end, devices })
+}
+
+#[pyfunction]
+#[pyo3(signature = (paths, options=None, columns=None, start=None, end=None, devices=None))]
+fn read_streaming(
+    py: Python<'_>,
+    paths: Vec<String>,
+    options: Options<'_>,
+    columns: Option<Vec<String>>,
+    start: Option<read::TimeArg>,
+    end: Option<read::TimeArg>,
+    devices: Option<Vec<read::DeviceArg>>,
+) -> PyResult<arrow_export::BatchStream> {
+    read::read_streaming(py, paths, options, read::Selection { columns, start, end, devices })
+}
+
+#[pyfunction]
+fn metadata(py: Python<'_>, paths: Vec<String>) -> PyResult<arrow_export::BatchStream> {
+    export::metadata(py, paths)
+}
+
+#[pyfunction]
+#[pyo3(signature = (paths, out, options=None, compression="snappy", row_group_rows=1 << 20, progress=None))]
+fn export_parquet(
+    py: Python<'_>,
+    paths: Vec<String>,
+    out: PathBuf,
+    options: Options<'_>,
+    compression: &str,
+    row_group_rows: usize,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<u64> {
+    export::export_parquet(py, paths, out, options, compression, row_group_rows, progress)
+}
+
+/// The module: functions and classes the Python package re-exports.
+#[pymodule]
+fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(read_all, m)?)?;
+    m.add_function(wrap_pyfunction!(read_streaming, m)?)?;
+    m.add_function(wrap_pyfunction!(metadata, m)?)?;
+    m.add_function(wrap_pyfunction!(export_parquet, m)?)?;
+    m.add_class::<provider::PyTsFileTable>()?;
+    m.add_class::<provider::PyTsFileTableFactory>()?;
+    m.add_class::<arrow_export::BatchStream>()?;
+    m.add_class::<arrow_export::ExportedBatch>()?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
