@@ -8,6 +8,7 @@
   (:class:`TsFileBatchReader`, which also speaks the Arrow C stream interface);
 * :class:`TsFileTable` / :class:`TsFileTableFactory`: for ``SessionContext.register_table``
   and ``CREATE EXTERNAL TABLE … STORED AS TSFILE`` in datafusion-python 55;
+* :func:`sql`: a query on the package's own engine, aggregates answered from statistics;
 * :func:`metadata`: one row per device and column, with statistics;
 * :func:`export_parquet`: a table into one Parquet file, with progress.
 
@@ -20,7 +21,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Union
 
 import pyarrow as pa
@@ -153,6 +154,27 @@ class TsFileBatchReader:
         self._stream = None
 
 
+def _read(
+    path: Paths,
+    table: str | None,
+    columns: Sequence[str] | None,
+    start: TimeBound | None,
+    end: TimeBound | None,
+    devices: Iterable[Device] | None,
+    options: dict[str, Any],
+    streaming: bool,
+) -> Any:
+    return _internal.read(
+        _paths(path),
+        _options(table, options),
+        list(columns) if columns is not None else None,
+        _time_bound(start, "start"),
+        _time_bound(end, "end"),
+        _devices(devices),
+        streaming,
+    )
+
+
 def read_tsfile(
     path: Paths,
     table: str | None = None,
@@ -181,15 +203,7 @@ def read_tsfile(
     device by device (each device's rows together, in time order), files in the order
     given.
     """
-    stream = _internal.read_all(
-        _paths(path),
-        _options(table, options),
-        list(columns) if columns is not None else None,
-        _time_bound(start, "start"),
-        _time_bound(end, "end"),
-        _devices(devices),
-    )
-    return pa.table(stream)
+    return pa.table(_read(path, table, columns, start, end, devices, options, streaming=False))
 
 
 def read_tsfile_batches(
@@ -203,15 +217,7 @@ def read_tsfile_batches(
 ) -> TsFileBatchReader:
     """Like :func:`read_tsfile`, as a stream of record batches: memory stays bounded by
     a few batches per partition, however large the files."""
-    stream = _internal.read_streaming(
-        _paths(path),
-        _options(table, options),
-        list(columns) if columns is not None else None,
-        _time_bound(start, "start"),
-        _time_bound(end, "end"),
-        _devices(devices),
-    )
-    return TsFileBatchReader(stream)
+    return TsFileBatchReader(_read(path, table, columns, start, end, devices, options, streaming=True))
 
 
 def metadata(path: Paths) -> pa.Table:
@@ -304,6 +310,30 @@ def export_parquet(
             close()
 
 
+def sql(query: str, tables: Mapping[str, TsFileTable | Paths] | None = None) -> pa.Table:
+    """Run one SQL statement on this package's own engine (the ``tsfile sql`` one) and
+    return the result as a ``pyarrow.Table``.
+
+    >>> sql("SELECT device, max(temperature) AS hi FROM 'data/sample.tsfile' GROUP BY device")  # doctest: +SKIP
+
+    Args:
+        query: the statement. A quoted ``.tsfile`` location (a file, directory or glob)
+            is a table: ``FROM 'dir/*.tsfile'``; ``tsfile_metadata('path')`` is the
+            metadata table function.
+        tables: more tables by name: ``TsFileTable`` objects (with their options) or
+            paths opened with the default options.
+
+    Unlike a datafusion-python ``SessionContext``, which plans aggregates itself, this
+    engine answers counts, minima and maxima, first and last values and time-bucket
+    aggregates from chunk and page statistics where they suffice, reading only the
+    pages they do not cover.
+    """
+    registered = []
+    for name, table in (tables or {}).items():
+        registered.append((name, table._inner if isinstance(table, TsFileTable) else _paths(table)))
+    return pa.table(_internal.sql(query, registered))
+
+
 class TsFileTable:
     """A TsFile table (files, a directory or a glob) for datafusion-python.
 
@@ -357,6 +387,7 @@ __all__ = [
     "read_tsfile_batches",
     "metadata",
     "export_parquet",
+    "sql",
     "TsFileTable",
     "TsFileTableFactory",
     "TsFileBatchReader",

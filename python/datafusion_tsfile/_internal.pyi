@@ -36,23 +36,17 @@ class TsFileTableFactory:
     def __init__(self) -> None: ...
     def __datafusion_table_provider_factory__(self, session: Any) -> object: ...
 
-def read_all(
+def read(
     paths: Sequence[str],
     options: dict[str, Any] | None = None,
     columns: Sequence[str] | None = None,
     start: TimeArg | None = None,
     end: TimeArg | None = None,
     devices: Sequence[DeviceArg] | None = None,
-) -> BatchStream: ...
-def read_streaming(
-    paths: Sequence[str],
-    options: dict[str, Any] | None = None,
-    columns: Sequence[str] | None = None,
-    start: TimeArg | None = None,
-    end: TimeArg | None = None,
-    devices: Sequence[DeviceArg] | None = None,
+    streaming: bool = False,
 ) -> BatchStream: ...
 def metadata(paths: Sequence[str]) -> BatchStream: ...
+def sql(query: str, tables: Sequence[tuple[str, TsFileTable | Sequence[str]]] | None = None) -> BatchStream: ...
 def export_parquet(
     paths: Sequence[str],
     out: str,

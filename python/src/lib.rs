@@ -4,7 +4,7 @@
 //!
 //! * [`read`]: `read_tsfile` / `read_tsfile_batches`;
 //! * [`provider`]: `TsFileTable` and `TsFileTableFactory` for datafusion-python;
-//! * [`export`]: `metadata` and `export_parquet`;
+//! * [`export`]: `metadata` and `export_parquet`; [`sql`]: `sql`, on the package's own engine;
 //! * [`arrow_export`]: Arrow PyCapsule exports; [`errors`]: the exception mapping;
 //!   [`runtime`]: the tokio runtime the calls run on.
 
@@ -19,13 +19,17 @@ pub mod export;
 pub mod provider;
 pub mod read;
 pub mod runtime;
+pub mod sql;
 
 /// Table options as Python keyword arguments (`table="weather"`, `time_unit="us"`).
 pub type Options<'py> = Option<HashMap<String, Bound<'py, PyAny>>>;
 
+/// Read a table; `streaming` = batches one by one (bounded memory), else all at once.
 #[pyfunction]
-#[pyo3(signature = (paths, options=None, columns=None, start=None, end=None, devices=None))]
-fn read_all(
+#[pyo3(signature = (paths, options=None, columns=None, start=None, end=None, devices=None, streaming=false))]
+#[pyo3(name = "read")]
+#[allow(clippy::too_many_arguments)]
+fn read_table(
     py: Python<'_>,
     paths: Vec<String>,
     options: Options<'_>,
@@ -33,22 +37,14 @@ fn read_all(
     start: Option<read::TimeArg>,
     end: Option<read::TimeArg>,
     devices: Option<Vec<read::DeviceArg>>,
+    streaming: bool,
 ) -> PyResult<arrow_export::BatchStream> {
-    read::read_all(py, paths, options, read::Selection { columns, start, end, devices })
-}
-
-#[pyfunction]
-#[pyo3(signature = (paths, options=None, columns=None, start=None, end=None, devices=None))]
-fn read_streaming(
-    py: Python<'_>,
-    paths: Vec<String>,
-    options: Options<'_>,
-    columns: Option<Vec<String>>,
-    start: Option<read::TimeArg>,
-    end: Option<read::TimeArg>,
-    devices: Option<Vec<read::DeviceArg>>,
-) -> PyResult<arrow_export::BatchStream> {
-    read::read_streaming(py, paths, options, read::Selection { columns, start, end, devices })
+    let selection = read::Selection { columns, start, end, devices };
+    if streaming {
+        read::read_streaming(py, paths, options, selection)
+    } else {
+        read::read_all(py, paths, options, selection)
+    }
 }
 
 #[pyfunction]
@@ -70,13 +66,19 @@ fn export_parquet(
     export::export_parquet(py, paths, out, options, compression, row_group_rows, progress)
 }
 
+#[pyfunction]
+#[pyo3(signature = (query, tables=None), name = "sql")]
+fn run_sql(py: Python<'_>, query: &str, tables: Option<Vec<(String, sql::TableArg)>>) -> PyResult<arrow_export::BatchStream> {
+    sql::sql(py, query, tables.unwrap_or_default())
+}
+
 /// The module: functions and classes the Python package re-exports.
 #[pymodule]
 fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(read_all, m)?)?;
-    m.add_function(wrap_pyfunction!(read_streaming, m)?)?;
+    m.add_function(wrap_pyfunction!(read_table, m)?)?;
     m.add_function(wrap_pyfunction!(metadata, m)?)?;
     m.add_function(wrap_pyfunction!(export_parquet, m)?)?;
+    m.add_function(wrap_pyfunction!(run_sql, m)?)?;
     m.add_class::<provider::PyTsFileTable>()?;
     m.add_class::<provider::PyTsFileTableFactory>()?;
     m.add_class::<arrow_export::BatchStream>()?;

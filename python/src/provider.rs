@@ -21,7 +21,9 @@ use datafusion::prelude::SessionContext;
 use datafusion_ffi::proto::logical_extension_codec::FFI_LogicalExtensionCodec;
 use datafusion_ffi::table_provider::FFI_TableProvider;
 use datafusion_ffi::table_provider_factory::FFI_TableProviderFactory;
-use datafusion_tsfile::datafusion::{register_tsfile_format, TsFileReadOptions, TsFileTable, TsFileTableFactory};
+use datafusion_tsfile::datafusion::{
+    push_scan_filters, register_tsfile_format, TsFileReadOptions, TsFileTable, TsFileTableFactory,
+};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyCapsuleMethods};
@@ -71,7 +73,9 @@ impl TableProvider for RuntimeProvider {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        InRuntime::new(self.handle.clone(), self.inner.scan(state, projection, filters, limit)).await
+        let plan = InRuntime::new(self.handle.clone(), self.inner.scan(state, projection, filters, limit)).await?;
+        // The host optimizes its plan around this scan, not inside it: push the filters now.
+        push_scan_filters(plan, filters, state)
     }
 
     fn supports_filters_pushdown(&self, filters: &[&Expr]) -> Result<Vec<TableProviderFilterPushDown>> {
@@ -142,6 +146,13 @@ pub fn check_local_path(path: &str) -> PyResult<()> {
 #[pyclass(name = "TsFileTable", module = "datafusion_tsfile._internal", frozen)]
 pub struct PyTsFileTable {
     table: Arc<TsFileTable>,
+}
+
+impl PyTsFileTable {
+    /// The library's table.
+    pub fn table(&self) -> Arc<TsFileTable> {
+        Arc::clone(&self.table)
+    }
 }
 
 #[pymethods]

@@ -83,6 +83,16 @@ def test_filters_reach_the_scan(ctx: SessionContext) -> None:
     assert "FFI_ExecutionPlan: DataSourceExec" in text, text
 
 
+def test_filters_prune_in_the_scan(ctx: SessionContext, sample: str) -> None:
+    # datafusion-python optimizes its plan around the foreign scan, not inside it: the
+    # provider pushes the filters into its own scan, which decodes one device of 300.
+    query = "SELECT count(*) AS n, max(temperature) AS t FROM t WHERE device = 'ws-north-0-0' AND site = 'north-site-0'"
+    plan = ctx.sql(f"EXPLAIN ANALYZE {query}").to_arrow_table()
+    text = "\n".join(str(x) for x in plan.column(1).to_pylist())
+    assert "devices_pruned=299," in text and "devices_total=300," in text, text
+    assert ctx.sql(query).to_pylist() == tsf.sql(query, {"t": sample}).to_pylist()
+
+
 def test_table_schema_and_repr(sample: str) -> None:
     table = tsf.TsFileTable(sample)
     assert table.schema.names[:4] == ["time", "region", "site", "device"]

@@ -20,6 +20,8 @@
 //! * [`TsFileStatisticsAggregate`]: a physical optimizer rule answering aggregations from
 //!   statistics ([`StatisticsAggregateExec`]);
 //! * `write_parquet` (feature `parquet`): a query's rows into one Parquet file with progress;
+//! * [`push_scan_filters`]: the pruning predicate for a scan handed to a host that runs no
+//!   physical optimizer over it (datafusion-ffi);
 //! * [`MetadataCache`]: the footer cache; [`TsFileScanMetrics`]: `EXPLAIN ANALYZE` counters;
 //! * [`TsFileMetadataFunc`]: the `tsfile_metadata('path')` table function;
 //! * `TsFileLogicalCodec` / `TsFilePhysicalCodec` (feature `proto`): codecs that carry TsFile
@@ -41,6 +43,7 @@ mod ordered;
 #[cfg(feature = "proto")]
 mod proto;
 mod pruning;
+mod pushdown;
 mod session_options;
 mod source;
 mod table;
@@ -63,6 +66,7 @@ pub use options::{options_markdown, OptionDef, TreeMixedTypes, TsFileReadOptions
 pub use ordered::execute_in_order;
 #[cfg(feature = "proto")]
 pub use proto::{TsFileLogicalCodec, TsFilePhysicalCodec};
+pub use pushdown::push_scan_filters;
 pub use session_options::TsFileSessionOptions;
 pub use source::TsFileSource;
 pub use table::{register_tsfile, register_tsfile_format, register_tsfile_schema, TsFileTable, TsFileTableFactory};

@@ -19,6 +19,7 @@ mod malformed;
 // Plan serialization: the `proto` feature (on in workspace builds through the `distributed` member).
 #[cfg(feature = "proto")]
 mod proto;
+mod pushdown;
 mod sample;
 mod sql;
 mod sql_tree;

@@ -1,0 +1,57 @@
+//! `datafusion_tsfile.sql`: a query on this package's own engine — the one the `tsfile` CLI
+//! runs, with every TsFile rule registered. It is where the aggregates answered from
+//! statistics (counts, extremes, latest values, window and bucket aggregates) run from
+//! Python: a datafusion-python session plans aggregates itself, above a foreign scan that
+//! cannot rewrite them.
+//!
+//! Tables are the ones given (opened `TsFileTable`s or paths) plus any `.tsfile` location
+//! quoted in the query (`FROM 'data/*.tsfile'`).
+
+use std::sync::Arc;
+
+use arrow::array::RecordBatch;
+use datafusion::error::DataFusionError;
+use datafusion::physical_plan::collect;
+use datafusion::prelude::SessionContext;
+use datafusion_tsfile::datafusion::{enable_tsfile_url_tables, TsFileTable};
+use pyo3::prelude::*;
+
+use crate::arrow_export::{BatchStream, OrderedBatches};
+use crate::errors;
+use crate::provider::{open_table, own_session, PyTsFileTable};
+use crate::runtime;
+
+/// A table to register under a name: one already opened, or paths to open with the
+/// default options.
+#[derive(FromPyObject)]
+pub enum TableArg {
+    /// A `TsFileTable` (its options included).
+    Opened(Py<PyTsFileTable>),
+    /// Files, directories or globs.
+    Paths(Vec<String>),
+}
+
+/// Run `query` (one statement) with `tables` registered; the whole result, in the order
+/// the query gives.
+pub fn sql(py: Python<'_>, query: &str, tables: Vec<(String, TableArg)>) -> PyResult<BatchStream> {
+    let ctx = enable_tsfile_url_tables(own_session()?);
+    for (name, table) in tables {
+        let table: Arc<TsFileTable> = match table {
+            TableArg::Opened(opened) => opened.get().table(),
+            TableArg::Paths(paths) => Arc::new(open_table(py, &paths, Default::default())?),
+        };
+        ctx.register_table(name.as_str(), table).map_err(errors::from_datafusion)?;
+    }
+    let query = query.to_string();
+    let batches = runtime::block_on(py, run(ctx, query))?.map_err(errors::from_datafusion)?;
+    Ok(BatchStream::new(batches))
+}
+
+async fn run(ctx: SessionContext, query: String) -> Result<OrderedBatches, DataFusionError> {
+    let df = ctx.sql(&query).await?;
+    let task = Arc::new(df.task_ctx());
+    let plan = df.create_physical_plan().await?;
+    let schema = plan.schema();
+    let batches: Vec<RecordBatch> = collect(plan, task).await?;
+    Ok(OrderedBatches::ready(schema, batches))
+}
