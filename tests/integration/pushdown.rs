@@ -96,5 +96,13 @@ fn test_nothing_to_push_returns_the_plan() {
         // answered) is left out rather than failing.
         let region = datafusion::prelude::col("region").eq(datafusion::prelude::lit("east"));
         assert!(Arc::ptr_eq(&push_scan_filters(plan.clone(), &[region], &state).unwrap(), &plan));
+        // One that cannot be planned alone (an unbound parameter) is left out too.
+        let unbound = datafusion::prelude::col("temperature").gt(datafusion::logical_expr::placeholder("$1"));
+        assert!(Arc::ptr_eq(&push_scan_filters(plan.clone(), std::slice::from_ref(&unbound), &state).unwrap(), &plan));
+        // With a plannable one beside it, that one is pushed.
+        let hot = datafusion::prelude::col("temperature").gt(datafusion::prelude::lit(1000.0));
+        let pushed = push_scan_filters(plan.clone(), &[unbound, hot], &state).unwrap();
+        let text = datafusion::physical_plan::displayable(pushed.as_ref()).indent(true).to_string();
+        assert!(text.contains("temperature@4 > 1000"), "{text}");
     });
 }
