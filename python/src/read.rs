@@ -190,8 +190,8 @@ fn dataframe(table: TsFileTable, selection: &Selection) -> PyResult<DataFrame> {
     build().map_err(errors::from_datafusion)
 }
 
-/// Plan `selection` over the table of `paths`.
-async fn physical_plan(
+/// The physical plan of `df` and the task context to run it in.
+pub(crate) async fn physical_plan(
     df: DataFrame,
 ) -> Result<(Arc<dyn ExecutionPlan>, Arc<datafusion::execution::TaskContext>), DataFusionError> {
     let task = Arc::new(df.task_ctx());

@@ -19,6 +19,7 @@ use pyo3::prelude::*;
 use crate::arrow_export::{BatchStream, OrderedBatches};
 use crate::errors;
 use crate::provider::{open_table, own_session, PyTsFileTable};
+use crate::read::physical_plan;
 use crate::runtime;
 
 /// A table to register under a name: one already opened, or paths to open with the
@@ -48,9 +49,7 @@ pub fn sql(py: Python<'_>, query: &str, tables: Vec<(String, TableArg)>) -> PyRe
 }
 
 async fn run(ctx: SessionContext, query: String) -> Result<OrderedBatches, DataFusionError> {
-    let df = ctx.sql(&query).await?;
-    let task = Arc::new(df.task_ctx());
-    let plan = df.create_physical_plan().await?;
+    let (plan, task) = physical_plan(ctx.sql(&query).await?).await?;
     let schema = plan.schema();
     let batches: Vec<RecordBatch> = collect(plan, task).await?;
     Ok(OrderedBatches::ready(schema, batches))
