@@ -60,6 +60,7 @@ pub mod summary;
 pub use encoding::{DecodeOptions, SprintzProduct, WriterLayout};
 pub use error::{Result, TsFileError};
 pub use file::{TableBatches, TableRead, TsFile, TsFileOptions};
+pub use read::survey::{survey_writer, WriterSurvey};
 pub use read::ReadOptions;
 
 /// The README's Rust examples, compiled as doc tests.

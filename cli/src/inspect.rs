@@ -1,4 +1,5 @@
-//! `tsfile inspect`: show the structure of a TsFile without decoding values.
+//! `tsfile inspect`: show the structure of a TsFile without decoding values (except the
+//! pages of writer-dependent encodings, decoded both ways for the writer evidence).
 //!
 //! The summary is built once as a JSON value (the `--json` output); the human-readable
 //! tree is rendered from the same data, so the two never disagree.
@@ -8,7 +9,7 @@ use std::collections::BTreeMap;
 use datafusion_tsfile::format::chunk::{ChunkHeaderSuffix, PageIter};
 use datafusion_tsfile::format::scan::{scan_data_section, ScanReport};
 use datafusion_tsfile::format::{ByteSource, FileReader, LocalFile, Statistics, TimeseriesMetadata, ValueStatistics};
-use datafusion_tsfile::TsFileError;
+use datafusion_tsfile::{survey_writer, TsFileError, WriterSurvey};
 use serde_json::{json, Map, Value};
 
 fn hex(b: &[u8]) -> String {
@@ -186,6 +187,7 @@ pub fn summary_of<S: ByteSource>(path: &str, source: S) -> Result<Value, TsFileE
             (p.key.clone(), shown)
         })
         .collect();
+    let writer = writer_json(&survey_writer(&reader)?);
     Ok(json!({
         "file": path,
         "version": md.version,
@@ -210,8 +212,27 @@ pub fn summary_of<S: ByteSource>(path: &str, source: S) -> Result<Value, TsFileE
             "bitset_bytes": b.bits.len(), "size_bits": b.size_bits, "hash_functions": b.hash_functions,
         })),
         "properties": properties,
+        "writer": writer,
         "operation_index_ranges": scan.operation_index_ranges.iter().map(|r| json!([r.min, r.max])).collect::<Vec<_>>(),
     }))
+}
+
+/// The writer decision and its evidence: the footer's signature and what the pages of
+/// writer-dependent encodings (decoded both ways) say.
+fn writer_json(s: &WriterSurvey) -> Value {
+    json!({
+        "decision": s.decision().map(|w| w.name()),
+        "footer": { "writer": s.footer.writer.map(|w| w.name()), "evidence": s.footer.evidence },
+        "pages": {
+            "checked": s.pages,
+            "decide_java": s.java_pages,
+            "decide_cpp": s.cpp_pages,
+            "same_either_way": s.same_pages,
+            "cannot_tell": s.undecided_pages,
+        },
+        "contradiction": s.contradiction,
+        "pages_skipped": s.skipped,
+    })
 }
 
 /// The `--scan --json` document: what a forward walk of the data section finds.
@@ -341,6 +362,24 @@ pub fn render(v: &Value) -> String {
             b["bitset_bytes"], b["size_bits"], b["hash_functions"]
         )),
         None => line("bloom filter: none".into()),
+    }
+    let w = &v["writer"];
+    let decision = match w["decision"].as_str() {
+        Some("java") => "Java",
+        Some("cpp") => "C++",
+        _ => "undecided",
+    };
+    line(format!("writer: {decision} (footer: {})", w["footer"]["evidence"].as_str().unwrap_or("")));
+    let p = &w["pages"];
+    match w["pages_skipped"].as_str() {
+        Some(why) => line(format!("  writer-dependent pages not checked: {why}")),
+        None => line(format!(
+            "  writer-dependent pages (SPRINTZ INT64/TIMESTAMP/DOUBLE, RLBE FLOAT/DOUBLE): {} checked, {} decide Java, {} decide C++, {} read the same either way, {} cannot tell",
+            p["checked"], p["decide_java"], p["decide_cpp"], p["same_either_way"], p["cannot_tell"]
+        )),
+    }
+    if let Some(c) = w["contradiction"].as_str() {
+        line(format!("  CONTRADICTION: {c}; queries fail on such pages unless option writer_layout forces a writer"));
     }
     line("properties:".into());
     for (k, p) in v["properties"].as_object().into_iter().flatten() {

@@ -50,7 +50,8 @@ enum Command {
     /// Parquet file per input file (and per table when a file holds several).
     Export(export::ExportArgs),
     /// Show a TsFile's structure: tables, devices, series, chunks, pages, statistics,
-    /// bloom filter and properties (no values are decoded).
+    /// bloom filter, properties and the writer decision with its evidence (no values are
+    /// decoded, except pages of the writer-dependent encodings, judged both ways).
     Inspect {
         /// Print one JSON document instead of a tree.
         #[arg(long)]

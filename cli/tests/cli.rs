@@ -34,6 +34,10 @@ fn test_inspect_and_json_on_every_corpus_file() {
         assert!(ok, "{p}: {err}");
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert_eq!(v["version"], 4);
+        // Every corpus file is C++-written, and no page of it contradicts that.
+        let w = &v["writer"];
+        assert_eq!((w["decision"].as_str(), w["footer"]["writer"].as_str()), (Some("cpp"), Some("cpp")), "{p}: {w}");
+        assert!(w["contradiction"].is_null() && w["pages"]["decide_java"] == 0, "{p}: {w}");
         for key in [
             "tables",
             "table_index_keys",
@@ -50,6 +54,36 @@ fn test_inspect_and_json_on_every_corpus_file() {
         assert!(ok, "{p}: {err}");
         assert!(out.contains("data section complete"), "{p}: {out}");
     }
+}
+
+#[test]
+fn test_inspect_shows_the_writer_decision_and_its_evidence() {
+    // The Java-written file with RLBE and SPRINTZ floats: its footer and every
+    // writer-dependent page say Java.
+    let p = root().join("tests/data/java/t05_table_gzip_float_encodings.tsfile");
+    let (ok, out, err) = tsfile(&["inspect", "--json", p.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let w = &v["writer"];
+    assert_eq!(w["decision"], "java", "{w}");
+    assert_eq!(w["footer"]["evidence"], "property encryptKey stored with a value (the Java writer)");
+    assert_eq!((w["pages"]["checked"].as_u64(), w["pages"]["decide_java"].as_u64()), (Some(18), Some(18)), "{w}");
+    assert!(w["contradiction"].is_null());
+    let (ok, out, _) = tsfile(&["inspect", p.to_str().unwrap()]);
+    assert!(ok);
+    assert!(out.contains("writer: Java (footer: property encryptKey stored with a value (the Java writer))"), "{out}");
+    assert!(out.contains("18 checked, 18 decide Java, 0 decide C++"), "{out}");
+    // A C++-written file whose RLBE/SPRINTZ pages decide C++.
+    let p = root().join("tests/data/corpus/files/table_enc_5.tsfile");
+    let (ok, out, _) = tsfile(&["inspect", p.to_str().unwrap()]);
+    assert!(ok);
+    assert!(out.contains("writer: C++ (footer: property encryptKey stored without a value (the C++ writer))"), "{out}");
+    assert!(out.contains("23 checked, 0 decide Java, 23 decide C++"), "{out}");
+    // Encrypted pages are not surveyed without a key, and the output says so.
+    let p = root().join("tests/data/encrypted/aes128_level2.tsfile");
+    let (ok, out, _) = tsfile(&["inspect", p.to_str().unwrap()]);
+    assert!(ok);
+    assert!(out.contains("writer-dependent pages not checked: the pages are encrypted and no key was given"), "{out}");
 }
 
 #[test]

@@ -18,6 +18,7 @@
 
 use datafusion_tsfile::format::chunk::PageIter;
 use datafusion_tsfile::format::{ChunkHeader, ChunkRole, Cursor, Encoding};
+use datafusion_tsfile::read::check::PageCheck;
 use datafusion_tsfile::read::column::ColumnBuilder;
 use datafusion_tsfile::read::page::{decode_times, payload, split_nonaligned, split_value_page, PageBuffers, PageCodec};
 use libfuzzer_sys::fuzz_target;
@@ -61,11 +62,11 @@ fuzz_target!(|data: &[u8]| {
         let Ok(payload) = payload(&codec, index, &page, &mut bufs, &opts) else { continue };
         match header.role() {
             ChunkRole::AlignedTime => {
-                let _ = decode_times(encoding, payload, count, &opts, &mut times);
+                let _ = decode_times(encoding, payload, count, &opts, PageCheck::default(), &mut times);
             }
             ChunkRole::NonAligned => {
                 let Ok((time_stream, values)) = split_nonaligned(payload) else { continue };
-                if decode_times(time_encoding, time_stream, count, &opts, &mut times).is_err() {
+                if decode_times(time_encoding, time_stream, count, &opts, PageCheck::default(), &mut times).is_err() {
                     continue;
                 }
                 if let Some(b) = builder.as_mut() {

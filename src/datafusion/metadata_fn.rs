@@ -3,8 +3,9 @@
 //! One row per series (per device and measurement; an aligned device's time column is a
 //! row with `category = 'TIME'`): the table or tree path prefix it belongs to, its type,
 //! the encoding and compression of its chunks, the chunk count and the series statistics
-//! (count, time range, min/max/first/last rendered as text, sum) and the file's format version
-//! (4, or 3 for IoTDB 1.x files). Only the footer and the
+//! (count, time range, min/max/first/last rendered as text, sum), the file's format version
+//! (4, or 3 for IoTDB 1.x files) and the writer its footer names (`writer`: `java`, `cpp` or
+//! null, with `writer_evidence` in words; [`crate::format::provenance`]). Only the footer and the
 //! chunk headers are read; no page is decompressed, so it also works on encrypted files.
 //!
 //! The argument is a file, a directory or a glob, local or in any registered object store.
@@ -81,6 +82,8 @@ static SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
         utf8("last_value", true),
         Field::new("sum", DataType::Float64, true),
         Field::new("version", DataType::Int32, false),
+        utf8("writer", true),
+        utf8("writer_evidence", false),
     ]))
 });
 
@@ -153,10 +156,13 @@ async fn append_file(store: &Arc<dyn ObjectStore>, object: &ObjectMeta, rows: &m
     let reader = reader.with_source(source);
     let file = object.location.to_string();
     let version = i32::from(reader.metadata().version);
+    let writer = reader.writer_evidence().signature();
     for (table, device, s) in series {
         let headers = s.chunks.iter().map(|c| reader.read_chunk_header(c.offset)).collect::<crate::Result<Vec<_>>>()?;
         rows.push(&file, &table, &device, &s, &headers);
         rows.version.append_value(version);
+        rows.writer.append_option(writer.writer.map(|w| w.name()));
+        rows.writer_evidence.append_value(writer.evidence);
     }
     Ok(())
 }
@@ -182,6 +188,8 @@ struct MetadataRows {
     last: StringBuilder,
     sum: Float64Builder,
     version: Int32Builder,
+    writer: StringBuilder,
+    writer_evidence: StringBuilder,
 }
 
 impl MetadataRows {
@@ -238,6 +246,8 @@ impl MetadataRows {
             Arc::new(self.last.finish()),
             Arc::new(self.sum.finish()),
             Arc::new(self.version.finish()),
+            Arc::new(self.writer.finish()),
+            Arc::new(self.writer_evidence.finish()),
         ];
         RecordBatch::try_new(metadata_schema(), columns).map_err(|e| DataFusionError::ArrowError(Box::new(e), None))
     }

@@ -8,7 +8,7 @@
 //! | `table` | the TsFile table to expose (needed when the files hold several) | the only table |
 //! | `time_unit` | `ms`, `us`, `ns` or `raw` (Int64) for the time column and TIMESTAMP fields | `ms` |
 //! | `nonaligned_time_encoding` | time encoding of non-aligned pages (not stored in files) | `TS_2DIFF` |
-//! | `writer_layout` | semantics of SPRINTZ INT64/TIMESTAMP/DOUBLE and RLBE FLOAT/DOUBLE pages, whose bytes the Java and C++ writers give different meanings: `auto` (Java, else C++ when the page statistics reject the Java reading), `java` or `cpp` (unchecked); `sprintz_product` = `wrapping`/`exact` is an older alias of `java`/`cpp` | `auto` |
+//! | `writer_layout` | semantics of SPRINTZ INT64/TIMESTAMP/DOUBLE and RLBE FLOAT/DOUBLE pages, whose bytes the Java and C++ writers give different meanings: `auto` (decided per file from the footer and the pages whose statistics decide; contradictions are errors), `java` or `cpp` (every page that way, unchecked); `sprintz_product` = `wrapping`/`exact` is an older alias of `java`/`cpp` | `auto` |
 //! | `pruning` | skip devices/chunk groups/pages by statistics | `true` |
 //! | `statistics_aggregates` | answer `count`/`sum`/`avg`/`min`/`max`/`first_value`/`last_value` from series, chunk and page statistics under time and TAG filters, per TAG group and `date_bin` bucket, decoding only the pages they cannot answer | `true` |
 //! | `max_page_values` | values one page may decode to | 16777216 |
@@ -232,7 +232,7 @@ pub const OPTIONS: &[OptionDef] = &[
     OptionDef {
         key: "writer_layout",
         aliases: &["sprintz_product"],
-        doc: "semantics of SPRINTZ INT64/TIMESTAMP/DOUBLE and RLBE FLOAT/DOUBLE pages, whose bytes the Java and C++ writers give different meanings: `auto` (Java, else C++ when the page statistics reject the Java reading), `java` or `cpp` (unchecked); `sprintz_product` = `wrapping`/`exact` is an older alias of `java`/`cpp`",
+        doc: "semantics of SPRINTZ INT64/TIMESTAMP/DOUBLE and RLBE FLOAT/DOUBLE pages, whose bytes the Java and C++ writers give different meanings: `auto` (decided per file from the footer and the pages whose statistics decide; contradictions are errors), `java` or `cpp` (every page that way, unchecked); `sprintz_product` = `wrapping`/`exact` is an older alias of `java`/`cpp`",
         default: "`auto`",
         get: |o| Some(o.read.decode.writer_layout.name().to_string()),
         set: |o, key, v| {

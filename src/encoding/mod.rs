@@ -20,12 +20,12 @@
 use arrow_buffer::BooleanBufferBuilder;
 
 use crate::error::{Result, TsFileError};
+use crate::format::provenance::WriterKind;
 use crate::format::{Encoding, TsDataType};
 
 pub mod bitmap;
 pub mod bits;
 pub mod camel;
-pub mod check;
 pub mod chimp;
 pub mod dictionary;
 pub(crate) mod float_wrapper;
@@ -41,7 +41,6 @@ mod test_util;
 pub mod ts2diff;
 pub mod zigzag;
 
-pub use check::ValueCheck;
 
 /// How a SPRINTZ decoder computes the FIRE predictor's 64-bit product `alpha * delta`.
 ///
@@ -73,13 +72,14 @@ pub enum RlbeFloat {
 /// with different meanings: SPRINTZ on INT64/TIMESTAMP/DOUBLE ([`SprintzProduct`]) and RLBE
 /// on FLOAT/DOUBLE (`rlbe::RlbeFloat`).
 ///
-/// With [`WriterLayout::Auto`] a page is decoded the Java way first; when the read layer has
-/// the page's statistics (`check::ValueCheck`) and the values contradict them (first, last,
-/// minimum or maximum), it is decoded the C++ way, and if that contradicts them too the page
-/// is an error. Without statistics (the bare decode functions) `Auto` is the Java layout.
+/// With [`WriterLayout::Auto`] the read layer decides per file: the writer the file's footer
+/// names, else the one its deciding pages name; a page whose statistics contradict the
+/// decision, or a page of an undecided file that cannot decide, is an error (`check`, and
+/// [`crate::format::provenance`]). The bare decode functions, which see neither statistics
+/// nor the file, read `Auto` as Java.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum WriterLayout {
-    /// Java first, C++ when the page statistics reject the Java reading (default).
+    /// The writer decided per file from its footer and its deciding pages (default).
     #[default]
     Auto,
     /// Always the Java writer's semantics (no statistics check).
@@ -89,7 +89,7 @@ pub enum WriterLayout {
 }
 
 impl WriterLayout {
-    /// The SPRINTZ product rule tried first (the only one unless `Auto`).
+    /// The SPRINTZ product rule of this layout (`Auto` without a decision: Java's).
     pub fn sprintz_product(self) -> SprintzProduct {
         match self {
             WriterLayout::Auto | WriterLayout::Java => SprintzProduct::Wrapping64,
@@ -97,11 +97,20 @@ impl WriterLayout {
         }
     }
 
-    /// The RLBE FLOAT/DOUBLE layout tried first (the only one unless `Auto`).
+    /// The RLBE FLOAT/DOUBLE layout of this layout (`Auto` without a decision: Java's).
     pub fn rlbe_float(self) -> RlbeFloat {
         match self {
             WriterLayout::Auto | WriterLayout::Java => RlbeFloat::FloatDeltas,
             WriterLayout::Cpp => RlbeFloat::BitDeltas,
+        }
+    }
+
+    /// The writer this layout forces, `None` for [`WriterLayout::Auto`].
+    pub fn forced(self) -> Option<WriterKind> {
+        match self {
+            WriterLayout::Auto => None,
+            WriterLayout::Java => Some(WriterKind::Java),
+            WriterLayout::Cpp => Some(WriterKind::Cpp),
         }
     }
 
@@ -111,6 +120,15 @@ impl WriterLayout {
             WriterLayout::Auto => "auto",
             WriterLayout::Java => "java",
             WriterLayout::Cpp => "cpp",
+        }
+    }
+}
+
+impl From<WriterKind> for WriterLayout {
+    fn from(w: WriterKind) -> Self {
+        match w {
+            WriterKind::Java => WriterLayout::Java,
+            WriterKind::Cpp => WriterLayout::Cpp,
         }
     }
 }

@@ -17,7 +17,7 @@
 //! tells them apart, and they decode differently as soon as the product leaves 64 bits
 //! (DOUBLE values with fractions do almost at once: their bit patterns differ by ~2^45).
 //! The read layer picks the rule per page from the page statistics
-//! ([`crate::encoding::check`]).
+//! (`crate::read::check`).
 
 use crate::encoding::bits::BitReader;
 use crate::encoding::corrupt;

@@ -21,6 +21,7 @@ use bytes::Bytes;
 use crate::error::{Result, TsFileError};
 use crate::format::chunk::{ChunkHeader, ChunkHeaderSuffix, FileEncryptionHeader, PageHeader};
 use crate::format::index::{IndexKey, IndexLevel, MetadataIndexNode, NodeType};
+use crate::format::provenance::{FooterSignature, WriterEvidence};
 use crate::format::timeseries::StatisticsVisitor;
 use crate::format::{ByteSource, Cursor, DeviceId, TimeseriesMetadata, TsFileMetadata};
 
@@ -110,6 +111,7 @@ pub struct FileReader<S> {
     data_start: u64,
     suffix: ChunkHeaderSuffix,
     decryptor: Option<std::sync::Arc<dyn PageDecryptor>>,
+    writer: std::sync::Arc<WriterEvidence>,
 }
 
 /// Turns stored page bytes back into their (compressed) plaintext. Implemented by
@@ -151,6 +153,7 @@ impl<S: ByteSource> FileReader<S> {
     /// A reader over `source` for a file opened by [`crate::format::open::OpenDecoder`]
     /// (`source` holds, or reads, the same file).
     pub fn from_opened(source: S, opened: crate::format::open::OpenedFile) -> Self {
+        let writer = std::sync::Arc::new(WriterEvidence::new(FooterSignature::of(&opened.metadata)));
         FileReader {
             source,
             len: opened.len,
@@ -160,6 +163,7 @@ impl<S: ByteSource> FileReader<S> {
             data_start: opened.data_start,
             suffix: opened.suffix,
             decryptor: None,
+            writer,
         }
     }
 
@@ -175,7 +179,14 @@ impl<S: ByteSource> FileReader<S> {
             data_start: self.data_start,
             suffix: self.suffix,
             decryptor: self.decryptor.clone(),
+            writer: self.writer.clone(),
         }
+    }
+
+    /// What is known of the file's writer: its footer signature and the deciding pages read
+    /// so far, shared by every reader of the file ([`crate::format::provenance`]).
+    pub fn writer_evidence(&self) -> &std::sync::Arc<WriterEvidence> {
+        &self.writer
     }
 
     /// The parsed TsFileMetadata.

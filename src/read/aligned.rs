@@ -10,6 +10,7 @@
 use crate::error::{Result, ResultExt, TsFileError};
 use crate::format::chunk::{PageIter, RawPage};
 use crate::format::{ByteSource, Chunk, ChunkHeader, ChunkMetadata, FileReader, Statistics, TimeseriesMetadata, TsDataType};
+use crate::read::check::PageCheck;
 use crate::read::column::ColumnBuilder;
 use crate::read::page::{decode_time_window, move_times, payload, split_value_page, PageBuffers, PageCodec};
 use crate::read::{DecodeBudget, ReadOptions};
@@ -329,7 +330,8 @@ fn decode_time_pages<S: ByteSource>(
             crate::encoding::check_count(usize::try_from(stats.count)?, 64, &opts.decode, "time")?;
             budget.check(stats.count.saturating_mul(8))?;
             let data = payload(&codec, i, page, bufs, &opts.decode)?;
-            let keep = decode_time_window(encoding, data, stats.count, opts.time_range, &opts.decode, &mut page_times)?;
+            let check = PageCheck::time(stats, Some(time.file.writer_evidence()));
+            let keep = decode_time_window(encoding, data, stats.count, opts.time_range, &opts.decode, check, &mut page_times)?;
             budget.charge(page_times.len() as u64 * 8)?;
             Ok(keep)
         })();
@@ -366,6 +368,7 @@ fn decode_value_columns<S: ByteSource>(
             (Some(pages), Some((chunk, meta))) if !pages.is_empty() => {
                 let codec = PageCodec::new(file, &chunk.header)
                     .with_context(|| format!("value chunk at offset {}", chunk.header.offset))?;
+                builder.set_writer_evidence(file.writer_evidence());
                 decode_value_pages(&codec, pages, &meta.statistics, plans, opts, builder, budget, bufs)?;
             }
             // Absent chunk, or data_size = 0: every row of the group is null.

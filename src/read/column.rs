@@ -7,10 +7,12 @@
 
 use arrow_buffer::{BooleanBufferBuilder, NullBufferBuilder};
 
-use crate::encoding::check::{decode_f32_checked, decode_f64_checked, decode_i64_checked};
-use crate::encoding::{self, BinaryValues, DecodeOptions, ValueCheck};
+use std::sync::Arc;
+
+use crate::encoding::{self, BinaryValues, DecodeOptions};
+use crate::read::check::{decode_f32_checked, decode_f64_checked, decode_i64_checked, PageCheck, ValueCheck};
 use crate::error::{Result, TsFileError};
-use crate::format::{Encoding, PhysicalType, Statistics, TsDataType};
+use crate::format::{Encoding, PhysicalType, Statistics, TsDataType, WriterEvidence};
 
 /// Values of one column, in the physical representation of its type.
 #[derive(Debug)]
@@ -82,7 +84,8 @@ impl ColumnValues {
     }
 
     /// Decode `count` values of `encoding` from `data`, appending; `check` (the page's
-    /// statistics) picks the writer's semantics where they matter ([`encoding::check`]).
+    /// statistics and the file's writer evidence) decides the writer's semantics where they
+    /// matter ([`crate::read::check`]).
     fn decode(
         &mut self,
         encoding: Encoding,
@@ -90,7 +93,7 @@ impl ColumnValues {
         data: &[u8],
         count: usize,
         opts: &DecodeOptions,
-        check: Option<&ValueCheck>,
+        check: PageCheck<'_>,
     ) -> Result<()> {
         match self {
             ColumnValues::Boolean(b) => encoding::decode_bool(encoding, data, count, b, opts),
@@ -116,7 +119,7 @@ impl ColumnValues {
         count: usize,
         window: std::ops::Range<usize>,
         opts: &DecodeOptions,
-        check: Option<&ValueCheck>,
+        check: PageCheck<'_>,
     ) -> Result<std::ops::Range<usize>> {
         use crate::encoding::{gorilla, plain, ts2diff};
         let n = window.end;
@@ -227,6 +230,8 @@ pub struct ColumnBuilder {
     scratch: Option<Box<ColumnValues>>,
     /// Statistics of the page being appended, when the caller set them.
     check: Option<ValueCheck>,
+    /// The writer evidence of the file the pages come from, when the caller set it.
+    writer: Option<Arc<WriterEvidence>>,
 }
 
 impl ColumnBuilder {
@@ -239,6 +244,7 @@ impl ColumnBuilder {
             validity: NullBufferBuilder::new(0),
             scratch: None,
             check: None,
+            writer: None,
         })
     }
 
@@ -285,8 +291,9 @@ impl ColumnBuilder {
     }
 
     /// The statistics of the next pages appended (the page's own, or its chunk's for a
-    /// single-page chunk): where the Java and C++ writers' semantics differ, the decoded
-    /// values must agree with them ([`encoding::check`]). `None` decodes unchecked.
+    /// single-page chunk): where the Java and C++ writers' semantics differ, they and the
+    /// file's writer evidence ([`ColumnBuilder::set_writer_evidence`]) decide the reading
+    /// ([`crate::read::check`]).
     pub fn set_page_statistics(&mut self, stats: Option<&Statistics>) {
         self.check = stats.and_then(ValueCheck::from_statistics);
     }
@@ -296,10 +303,24 @@ impl ColumnBuilder {
         self.check = check;
     }
 
+    /// The writer evidence of the file the next pages come from
+    /// (`FileReader::writer_evidence`): where the writers' semantics differ, pages are read
+    /// the file's writer's way, and deciding pages are recorded in it.
+    pub fn set_writer_evidence(&mut self, evidence: &Arc<WriterEvidence>) {
+        if !self.writer.as_ref().is_some_and(|w| Arc::ptr_eq(w, evidence)) {
+            self.writer = Some(evidence.clone());
+        }
+    }
+
+    fn page_check(&self) -> PageCheck<'_> {
+        PageCheck { values: self.check, writer: self.writer.as_deref() }
+    }
+
     /// Decode `count` present values and append them as non-null rows.
     pub fn append_dense(&mut self, encoding: Encoding, data: &[u8], count: usize, opts: &DecodeOptions) -> Result<()> {
         let before = self.values.len();
-        self.values.decode(encoding, self.data_type, data, count, opts, self.check.as_ref())?;
+        let check = PageCheck { values: self.check, writer: self.writer.as_deref() };
+        self.values.decode(encoding, self.data_type, data, count, opts, check)?;
         let added = self.values.len() - before;
         if added != count {
             return Err(TsFileError::corrupt("value stream", None, format!("decoded {added} values, expected {count}")));
@@ -338,7 +359,7 @@ impl ColumnBuilder {
                 present,
                 first_value..end_value,
                 opts,
-                self.check.as_ref(),
+                self.page_check(),
             )?;
             if scratch.len() != held.len() || held.start > first_value || held.end < end_value {
                 return Err(TsFileError::corrupt(
@@ -379,7 +400,7 @@ impl ColumnBuilder {
         let mut scratch = self.scratch();
         let r = (|| {
             // Only the kept rows (and what the encoding must decode to reach them).
-            let held = scratch.decode_window(encoding, self.data_type, data, count, keep.clone(), opts, self.check.as_ref())?;
+            let held = scratch.decode_window(encoding, self.data_type, data, count, keep.clone(), opts, self.page_check())?;
             if scratch.len() != held.len() || held.start > keep.start || held.end < keep.end {
                 return Err(TsFileError::corrupt(
                     "value stream",

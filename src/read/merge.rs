@@ -18,11 +18,13 @@ use std::collections::VecDeque;
 
 use bytes::Bytes;
 
-use crate::encoding::ValueCheck;
 use crate::error::{Result, ResultExt, TsFileError};
 use crate::format::chunk::{PageHeader, PageIter, RawPage};
-use crate::format::{ByteSource, ChunkHeader, ChunkMetadata, Encoding, FileReader, Statistics, TimeseriesMetadata, TsDataType};
+use crate::format::{
+    ByteSource, ChunkHeader, ChunkMetadata, Encoding, FileReader, Statistics, TimeseriesMetadata, TsDataType, WriterEvidence,
+};
 use crate::read::aligned::DecodedGroup;
+use crate::read::check::{PageCheck, ValueCheck};
 use crate::read::column::{ColumnBuilder, ColumnValues};
 use crate::read::page::{decode_time_window, payload, split_nonaligned, PageBuffers, PageCodec};
 use crate::read::{DecodeBudget, ReadOptions};
@@ -51,8 +53,17 @@ struct OpenChunk {
     /// The file's page decryptor (none for plaintext files).
     decryptor: Option<std::sync::Arc<dyn crate::format::reader::PageDecryptor>>,
     /// Pages to decode (already filtered), with their statistics' value count and the
-    /// check those statistics make on the values.
-    pages: VecDeque<(usize, PageHeader, u64, Option<ValueCheck>)>,
+    /// checks those statistics make on the values and the timestamps.
+    pages: VecDeque<(usize, PageHeader, u64, PageChecks)>,
+    /// The file's writer evidence (`FileReader::writer_evidence`).
+    writer: std::sync::Arc<WriterEvidence>,
+}
+
+/// What a page's statistics check: its values and its timestamps ([`ValueCheck`]).
+#[derive(Debug, Clone, Copy)]
+struct PageChecks {
+    values: Option<ValueCheck>,
+    time: Option<ValueCheck>,
 }
 
 /// One series being merged.
@@ -123,8 +134,8 @@ impl SeriesCursor {
                 return Ok(Some(*t));
             }
             let next_page = self.chunk.as_mut().and_then(|c| c.pages.pop_front());
-            if let Some((index, page, count, check)) = next_page {
-                self.decode_page(index, &page, count, check, opts, budget)?;
+            if let Some((index, page, count, checks)) = next_page {
+                self.decode_page(index, &page, count, checks, opts, budget)?;
                 continue;
             }
             self.chunk = None;
@@ -175,7 +186,10 @@ impl SeriesCursor {
         }
         counts.total += headers.len();
         counts.pruned += keep.iter().filter(|k| !**k).count();
-        let counts_of: Vec<(u64, Option<ValueCheck>)> = stats.iter().map(|s| (s.count, ValueCheck::from_statistics(s))).collect();
+        let counts_of: Vec<(u64, PageChecks)> = stats
+            .iter()
+            .map(|s| (s.count, PageChecks { values: ValueCheck::from_statistics(s), time: PageCheck::time(s, None).values }))
+            .collect();
         let pages = headers
             .into_iter()
             .zip(counts_of)
@@ -184,7 +198,8 @@ impl SeriesCursor {
             .filter(|(_, (_, k))| *k)
             .map(|(i, ((p, (n, c)), _))| (i, p, n, c))
             .collect();
-        Ok(OpenChunk { header: chunk.header.clone(), data: chunk.data, encoding, decryptor, pages })
+        let writer = file.writer_evidence().clone();
+        Ok(OpenChunk { header: chunk.header.clone(), data: chunk.data, encoding, decryptor, pages, writer })
     }
 
     /// Decode one page into `times` (and `values`), within the time range.
@@ -193,7 +208,7 @@ impl SeriesCursor {
         index: usize,
         page: &PageHeader,
         count: u64,
-        check: Option<ValueCheck>,
+        checks: PageChecks,
         opts: &ReadOptions,
         budget: &DecodeBudget,
     ) -> Result<()> {
@@ -222,12 +237,14 @@ impl SeriesCursor {
                 count,
                 opts.time_range,
                 &opts.decode,
+                PageCheck { values: checks.time, writer: Some(&chunk.writer) },
                 &mut self.raw_times,
             )?;
             let mut charged = self.raw_times.len() * 8;
             self.values = match &mut self.decoder {
                 Some(d) => {
-                    d.set_page_check(check);
+                    d.set_page_check(checks.values);
+                    d.set_writer_evidence(&chunk.writer);
                     d.append_range(encoding, value_stream, rows, keep, &opts.decode)?;
                     charged += d.byte_size();
                     Some(d.take().0)

@@ -1,11 +1,14 @@
 //! Pages and chunks → typed columns with nulls.
 //!
 //! * [`page`]: decompression and the three page payload layouts;
+//! * [`check`]: page statistics as a check on decoded values, and the per-file decision of
+//!   the writer's semantics where the Java and C++ writers differ;
 //! * [`column`]: Arrow-layout value buffers with validity;
 //! * [`aligned`]: aligned devices (time chunk + value chunks per chunk group);
 //! * [`nonaligned`]: non-aligned series (time and values in every page);
 //! * [`tree`]: merging a tree device's series into rows on the union of timestamps.
-//! * [`merge`]: the same merge streamed a batch at a time, page by page (the SQL scan).
+//! * [`merge`]: the same merge streamed a batch at a time, page by page (the SQL scan);
+//! * [`survey`]: every writer-dependent page of a file judged both ways (`tsfile inspect`).
 //!
 //! # Resource limits
 //!
@@ -26,11 +29,13 @@
 #![cfg_attr(not(test), warn(clippy::cast_possible_truncation, clippy::indexing_slicing))]
 
 pub mod aligned;
+pub mod check;
 pub mod column;
 pub mod merge;
 #[cfg(any(test, feature = "experimental"))]
 pub mod nonaligned;
 pub mod page;
+pub mod survey;
 pub mod tree;
 
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -8,6 +8,7 @@
 use crate::error::{Result, ResultExt, TsFileError};
 use crate::format::chunk::PageIter;
 use crate::format::{ByteSource, FileReader, TimeseriesMetadata};
+use crate::read::check::PageCheck;
 use crate::read::column::ColumnBuilder;
 use crate::read::page::{decode_time_window, payload, split_nonaligned, PageBuffers, PageCodec};
 use crate::read::{DecodeBudget, ReadOptions};
@@ -72,10 +73,12 @@ pub fn read_series_in<S: ByteSource>(
                     stats.count,
                     opts.time_range,
                     &opts.decode,
+                    PageCheck::time(stats, Some(file.writer_evidence())),
                     &mut page_times,
                 )?;
                 let before = values.byte_size();
                 values.set_page_statistics(Some(stats));
+                values.set_writer_evidence(file.writer_evidence());
                 values.append_range(encoding, value_stream, rows, keep, &opts.decode)?;
                 times.extend_from_slice(&page_times);
                 budget.charge((page_times.len() * 8 + values.byte_size().saturating_sub(before)) as u64)

@@ -12,6 +12,7 @@
 
 use crate::compression;
 use crate::encoding::{self, DecodeOptions};
+use crate::read::check::{decode_i64_checked, PageCheck};
 use crate::error::{Result, TsFileError};
 use std::sync::Arc;
 
@@ -171,7 +172,14 @@ pub fn split_nonaligned(payload: &[u8]) -> Result<(&[u8], &[u8])> {
 
 /// Decode a time stream. PLAIN and TS_2DIFF derive the count from the stream; other
 /// encodings need `count` (from page or chunk statistics). Timestamps must ascend.
-pub fn decode_times(encoding: Encoding, data: &[u8], count: Option<u64>, opts: &DecodeOptions, out: &mut Vec<i64>) -> Result<()> {
+pub fn decode_times(
+    encoding: Encoding,
+    data: &[u8],
+    count: Option<u64>,
+    opts: &DecodeOptions,
+    check: PageCheck<'_>,
+    out: &mut Vec<i64>,
+) -> Result<()> {
     out.clear();
     let seen_ascending = match (encoding, count) {
         (Encoding::Plain | Encoding::Ts2Diff, Some(n)) => {
@@ -195,7 +203,7 @@ pub fn decode_times(encoding: Encoding, data: &[u8], count: Option<u64>, opts: &
         }
         (Encoding::Plain | Encoding::Ts2Diff, None) => encoding::decode_time(encoding, data, out, opts)?,
         (e, Some(n)) => {
-            encoding::decode_i64(e, data, usize::try_from(n)?, out, opts)?;
+            decode_i64_checked(e, data, usize::try_from(n)?, out, opts, check)?;
             false
         }
         (e, None) => return Err(TsFileError::unsupported(format!("time stream encoding {e} in a page without statistics"))),
@@ -237,10 +245,11 @@ pub fn decode_time_window(
     count: u64,
     range: Option<(i64, i64)>,
     opts: &DecodeOptions,
+    check: PageCheck<'_>,
     out: &mut Vec<i64>,
 ) -> Result<std::ops::Range<usize>> {
     let (Encoding::Ts2Diff, Some((lo, hi))) = (encoding, range) else {
-        decode_times(encoding, data, Some(count), opts, out)?;
+        decode_times(encoding, data, Some(count), opts, check, out)?;
         let keep = time_window(out, range);
         out.truncate(keep.end);
         out.drain(..keep.start);
@@ -354,19 +363,19 @@ mod tests {
         let data = crate::encoding::ts2diff::encode::i64(&(0..1000).collect::<Vec<_>>());
         let opts = DecodeOptions::default();
         let mut out = Vec::new();
-        decode_times(Encoding::Ts2Diff, &data, Some(1000), &opts, &mut out).unwrap();
+        decode_times(Encoding::Ts2Diff, &data, Some(1000), &opts, PageCheck::default(), &mut out).unwrap();
         assert_eq!(out.len(), 1000);
         // Statistics that count fewer points than the stream holds: corrupt, and decoding
         // stops at the count (no more than it is produced or reserved).
-        let e = decode_times(Encoding::Ts2Diff, &data, Some(10), &opts, &mut out).unwrap_err();
+        let e = decode_times(Encoding::Ts2Diff, &data, Some(10), &opts, PageCheck::default(), &mut out).unwrap_err();
         assert!(matches!(&e, TsFileError::Corrupt { what, .. } if what == "time stream"), "{e:?}");
         assert!(e.to_string().contains("more than the 10 timestamps"), "{e}");
         assert!(out.len() <= 10);
         // A count above the page limit names the option before anything is decoded.
         let small = DecodeOptions { max_page_values: 100, ..opts };
-        let e = decode_times(Encoding::Ts2Diff, &data, Some(1000), &small, &mut out).unwrap_err();
+        let e = decode_times(Encoding::Ts2Diff, &data, Some(1000), &small, PageCheck::default(), &mut out).unwrap_err();
         assert!(e.to_string().contains("(option max_page_values)"), "{e}");
-        let e = decode_times(Encoding::Plain, &[0; 16], Some(u64::from(u32::MAX)), &opts, &mut out).unwrap_err();
+        let e = decode_times(Encoding::Plain, &[0; 16], Some(u64::from(u32::MAX)), &opts, PageCheck::default(), &mut out).unwrap_err();
         assert!(matches!(e, TsFileError::LimitExceeded { .. }), "{e:?}");
     }
 
@@ -420,10 +429,10 @@ mod tests {
                     Some((2_000_000, 3_000_000)),
                 ] {
                     let mut all = Vec::new();
-                    decode_times(enc, &data, Some(1000), &opts, &mut all).unwrap();
+                    decode_times(enc, &data, Some(1000), &opts, PageCheck::default(), &mut all).unwrap();
                     let expect = time_window(&all, range);
                     let mut out = vec![1, 2, 3];
-                    let keep = decode_time_window(enc, &data, 1000, range, &opts, &mut out).unwrap();
+                    let keep = decode_time_window(enc, &data, 1000, range, &opts, PageCheck::default(), &mut out).unwrap();
                     assert_eq!(keep, expect, "{enc:?} {range:?}");
                     assert_eq!(out, all[expect], "{enc:?} {range:?}");
                 }
@@ -434,12 +443,12 @@ mod tests {
         bad.swap(500, 501);
         let data = ts2diff::encode::i64_blocks(&bad, 10);
         let mut out = Vec::new();
-        let e = decode_time_window(Encoding::Ts2Diff, &data, 1000, Some((550_000, 552_000)), &opts, &mut out).unwrap_err();
+        let e = decode_time_window(Encoding::Ts2Diff, &data, 1000, Some((550_000, 552_000)), &opts, PageCheck::default(), &mut out).unwrap_err();
         assert!(e.to_string().contains("not strictly ascending"), "{e}");
         // ... and a count the stream does not hold, whatever the range.
-        assert!(decode_time_window(Encoding::Ts2Diff, &data, 999, Some((0, 1)), &opts, &mut out).is_err());
+        assert!(decode_time_window(Encoding::Ts2Diff, &data, 999, Some((0, 1)), &opts, PageCheck::default(), &mut out).is_err());
         let small = DecodeOptions { max_page_values: 100, ..opts };
-        let e = decode_time_window(Encoding::Ts2Diff, &data, 1000, Some((0, 1)), &small, &mut out).unwrap_err();
+        let e = decode_time_window(Encoding::Ts2Diff, &data, 1000, Some((0, 1)), &small, PageCheck::default(), &mut out).unwrap_err();
         assert!(e.to_string().contains("(option max_page_values)"), "{e}");
     }
 
@@ -467,7 +476,7 @@ mod tests {
                 (Encoding::Ts2Diff, ts2diff::encode::i64_blocks(times, 3)),
                 (Encoding::Plain, plain::encode::i64(times)),
             ] {
-                let r = decode_times(enc, &data, n, &opts, &mut out);
+                let r = decode_times(enc, &data, n, &opts, PageCheck::default(), &mut out);
                 match r {
                     Ok(()) => {
                         assert!(ok, "{enc:?} accepted {times:?}");

@@ -200,10 +200,22 @@ fn test_v3_fixture_scan_and_metadata_function() {
         );
         let (b, _) = run(&c, &sql).await;
         // The format version is a column too: 3 here, 4 for the v4 sample.
-        let v = format!("SELECT DISTINCT version FROM tsfile_metadata('{}')", repo_path(FIXTURE).display());
-        assert_eq!(rows_of(&run(&c, &v).await.0), [vec![json!(3)]]);
-        let v = format!("SELECT DISTINCT version FROM tsfile_metadata('{}')", repo_path("data/sample.tsfile").display());
-        assert_eq!(rows_of(&run(&c, &v).await.0), [vec![json!(4)]]);
+        // So is the writer the footer names, with its evidence: only Java wrote version 3;
+        // the sample is C++-written, the Java corpus Java-written.
+        let v =
+            format!("SELECT DISTINCT version, writer, writer_evidence FROM tsfile_metadata('{}')", repo_path(FIXTURE).display());
+        assert_eq!(
+            rows_of(&run(&c, &v).await.0),
+            [vec![json!(3), json!("java"), json!("version 3 file (only the Java writer of IoTDB 1.x writes version 3)")]]
+        );
+        let v = format!(
+            "SELECT DISTINCT version, writer, writer_evidence FROM tsfile_metadata('{}')",
+            repo_path("data/sample.tsfile").display()
+        );
+        let cpp = json!("property encryptKey stored without a value (the C++ writer)");
+        assert_eq!(rows_of(&run(&c, &v).await.0), [vec![json!(4), json!("cpp"), cpp]]);
+        let v = format!("SELECT DISTINCT writer FROM tsfile_metadata('{}')", repo_path("tests/data/java").display());
+        assert_eq!(rows_of(&run(&c, &v).await.0), [vec![json!("java")]]);
         assert_eq!(
             rows_of(&b),
             [

@@ -3,12 +3,17 @@
 //! from a Python venv it creates on first use (`target/test-venv`, or `TSFILE_TEST_VENV`).
 //! The server exits when this process does (it serves until its standard input closes).
 //! Shared by the CLI's tests and the Ballista cluster test (`#[path]`): it needs only
-//! `serde_json` and a crate one directory below the workspace root.
+//! `serde_json` and a crate one directory below the workspace root; the venv comes from
+//! the integration tests' `python_venv` helper.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
+
+#[path = "../../../tests/integration/python_venv.rs"]
+#[allow(dead_code)] // `run` is the integration tests'
+mod python_venv;
 
 /// The workspace root (every crate using this file sits one level below it).
 fn root() -> PathBuf {
@@ -39,35 +44,8 @@ fn venv() -> PathBuf {
     std::env::var_os("TSFILE_TEST_VENV").map(PathBuf::from).unwrap_or_else(|| root().join("target/test-venv"))
 }
 
-fn run(cmd: &mut Command, what: &str) {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: cannot run: {e}"));
-    assert!(
-        out.status.success(),
-        "{what} failed ({}):\n{}{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// Create the venv and install `requirements.txt` unless the venv already holds exactly
-/// these requirements (a copy is kept next to it as the stamp).
 fn ensure_venv(venv: &Path) -> PathBuf {
-    let requirements = root().join("tools/test-servers/requirements.txt");
-    let wanted = std::fs::read_to_string(&requirements).unwrap();
-    let stamp = venv.join("requirements.installed");
-    let python = venv.join("bin/python");
-    if python.is_file() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(wanted.as_str()) {
-        return python;
-    }
-    let system_python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_string());
-    run(Command::new(&system_python).args(["-m", "venv"]).arg(venv), "creating the test venv (python3 -m venv)");
-    run(
-        Command::new(&python).args(["-m", "pip", "install", "-q", "-r"]).arg(&requirements),
-        "installing tools/test-servers/requirements.txt",
-    );
-    std::fs::write(&stamp, wanted).unwrap();
-    python
+    python_venv::ensure_venv(venv, &root().join("tools/test-servers/requirements.txt"))
 }
 
 fn start() -> Servers {
