@@ -32,7 +32,7 @@ use crate::datafusion::errors::df_err;
 use crate::datafusion::metadata::{FileMeta, MetadataCache};
 use crate::datafusion::options::TsFileReadOptions;
 use crate::datafusion::pruning::{
-    column_roles, merge_bound, tag_column_stat, time_column_stat, value_column_stat, value_exact_min_max, ColumnRole, ColumnStat,
+    column_roles, merge_bound, tag_column_stat, time_column_stat, value_facts, ColumnRole, ColumnStat, ExactMinMax,
 };
 use crate::datafusion::source::TsFileSource;
 use crate::datafusion::tree::{tree_file_statistics, tree_schema};
@@ -214,9 +214,6 @@ fn merge_schemas(schemas: &[(SchemaRef, String)]) -> Result<SchemaRef> {
     Ok(Arc::new(Schema::new(fields)))
 }
 
-/// A unit's exact minimum and maximum (`None` where unknown).
-type ExactMinMax = (Option<ScalarValue>, Option<ScalarValue>);
-
 /// One column's file-level min/max while the devices are merged: the running bounds, whether
 /// each is the exact answer, and whether every device with values gave bounds.
 ///
@@ -237,11 +234,13 @@ struct ColumnAcc {
     known: bool,
     /// Null count.
     nulls: u64,
+    /// Every device's null count was known (its value count fits its rows).
+    nulls_known: bool,
 }
 
 impl Default for ColumnAcc {
     fn default() -> Self {
-        ColumnAcc { lo: None, hi: None, lo_exact: true, hi_exact: true, known: true, nulls: 0 }
+        ColumnAcc { lo: None, hi: None, lo_exact: true, hi_exact: true, known: true, nulls: 0, nulls_known: true }
     }
 }
 
@@ -250,7 +249,15 @@ impl ColumnAcc {
     /// the bounds except where the bounds are not attained, e.g. a float zero or NaN; `None`
     /// when they are the bounds).
     fn add(&mut self, st: ColumnStat, exact: Option<ExactMinMax>, n: u64) {
-        self.nulls += st.nulls.unwrap_or(0);
+        match st.nulls {
+            Some(k) => self.nulls += k,
+            // A count that contradicts the rows: neither the null count nor the bounds.
+            None => {
+                self.nulls_known = false;
+                self.known = false;
+                return;
+            }
+        }
         if st.nulls == Some(n) {
             return;
         }
@@ -328,7 +335,8 @@ pub fn file_statistics(meta: &FileMeta, table: &str, schema: &Schema) -> crate::
                 }
                 let ty = field.data_type();
                 let s = without_lossy_values(stats, lossy.contains(name));
-                a.add(value_column_stat(Some(&s), n, ty), Some(value_exact_min_max(&s, ty)), n);
+                let (st, exact) = value_facts(&s, Some(n), ty);
+                a.add(st, Some(exact), n);
             })?;
         }
         for (((role, field), (a, tag)), seen) in
@@ -374,10 +382,10 @@ pub fn file_statistics(meta: &FileMeta, table: &str, schema: &Schema) -> crate::
         .into_iter()
         .zip(schema.fields())
         .map(|(a, field)| {
-            let nulls = a.nulls;
+            let nulls = usize::try_from(a.nulls).unwrap_or(usize::MAX);
             let (min_value, max_value) = a.precision(field.data_type());
             ColumnStatistics {
-                null_count: Precision::Exact(usize::try_from(nulls).unwrap_or(usize::MAX)),
+                null_count: if a.nulls_known { Precision::Exact(nulls) } else { Precision::Absent },
                 max_value,
                 min_value,
                 sum_value: Precision::Absent,

@@ -5,21 +5,23 @@
 //! a min, a max, a null count and the row count. [`ContainerStats`] serves these to
 //! DataFusion's `PruningPredicate`, which answers "can this container match?".
 //!
-//! What is trusted: time ranges, integer/DATE/TIMESTAMP min/max, STRING min/max (byte order
-//! = Arrow's order), BOOLEAN via `true_count`, TAG values, null counts of aligned columns
-//! (rows − non-null count), and FLOAT/DOUBLE min/max under the float rule of
-//! [`crate::stats::trust`]. Writers compute float min/max with IEEE `<`, which skips NaN and
-//! does not order −0.0/+0.0, while Arrow and DataFusion order floats totally (NaN above +∞,
-//! so `x > 32` holds for NaN; −0.0 < +0.0 in `min`/`max` and sorting, though DataFusion 55's
-//! comparison operators treat the two zeros as equal). So a FLOAT/DOUBLE container gets a
-//! min/max only when its statistics prove there is no NaN (`sum` not NaN, `min`/`max` not
-//! NaN, `min <= max`), and a bound equal to zero is widened to cover both zeros (min −0.0,
-//! max +0.0): these are bounds, not necessarily attained values
-//! ([`crate::stats::trust::float_bounds`]). A FLOAT column keeps `f32` bounds (the widened
-//! bounds are exact `f32` values); a FLOAT series read as a DOUBLE column (a tree
-//! measurement typed both ways) gets them widened exactly to `f64`.
-//! [`value_exact_min_max`] gives the exact total-order answers instead, for planner
-//! statistics that DataFusion may use to answer `min`/`max`.
+//! What is trusted is decided in one place below DataFusion, the statistics converter
+//! [`crate::stats::facts`] (with the rules of [`crate::stats::trust`]); this module only turns
+//! its facts into scalars of the columns' Arrow types ([`value_facts`]). Trusted: time ranges
+//! whose `start <= end`, integer/DATE/TIMESTAMP and STRING min/max when `min <= max` (STRING
+//! byte order = Arrow's order), BOOLEAN via `true_count <= count`, TAG values, null counts
+//! (rows − non-null count) when the count fits the rows, and FLOAT/DOUBLE min/max under the
+//! float rule. Writers compute float min/max with IEEE `<`, which skips NaN and does not order
+//! −0.0/+0.0, while Arrow and DataFusion order floats totally (NaN above +∞, so `x > 32` holds
+//! for NaN; −0.0 < +0.0 in `min`/`max` and sorting, though DataFusion 55's comparison
+//! operators treat the two zeros as equal). So a FLOAT/DOUBLE container gets a min/max only
+//! when its statistics prove there is no NaN (`sum` not NaN, `min <= max`), and a bound equal
+//! to zero is widened to cover both zeros (min −0.0, max +0.0): these are bounds, not
+//! necessarily attained values. A FLOAT column keeps `f32` bounds; a FLOAT series read as a
+//! DOUBLE column (a tree measurement typed both ways) gets them widened exactly to `f64`. The
+//! exact total-order answers, for planner statistics that DataFusion may use to answer
+//! `min`/`max`, come from the same facts. Statistics that contradict themselves (min > max,
+//! a true count or a value count above the rows) never prune and are never `Exact`.
 //!
 //! One error policy, at every level ([`prune_or_keep`]), as in DataFusion's Parquet reader:
 //! statistics are an optimisation only, so an error evaluating the pruning predicate never
@@ -39,8 +41,8 @@ use datafusion::physical_plan::metrics::Count;
 
 use crate::arrow::array::date_to_days;
 use crate::arrow::schema::{TimeUnit, CATEGORY_KEY};
-use crate::format::{Statistics, ValueStatistics};
-use crate::stats::trust::{float_bounds, float_exact_max, float_exact_min};
+use crate::format::Statistics;
+use crate::stats::facts::{time_bounds, unit_facts, StatScalar};
 
 /// What is known of one column in one container.
 #[derive(Debug, Clone, Default)]
@@ -64,83 +66,48 @@ pub fn time_scalar(v: i64, ty: &DataType) -> Option<ScalarValue> {
     })
 }
 
-/// Min/max of value statistics as scalars of Arrow type `ty` (None where not trusted).
-pub fn value_min_max(s: &Statistics, ty: &DataType) -> (Option<ScalarValue>, Option<ScalarValue>) {
-    if s.count == 0 {
-        return (None, None);
-    }
-    match (&s.values, ty) {
-        (ValueStatistics::Int32 { min, max, .. }, DataType::Int32) => {
-            (Some(ScalarValue::Int32(Some(*min))), Some(ScalarValue::Int32(Some(*max))))
-        }
-        (ValueStatistics::Int32 { min, max, .. }, DataType::Date32) => match (date_to_days(*min), date_to_days(*max)) {
-            (Some(a), Some(b)) => (Some(ScalarValue::Date32(Some(a))), Some(ScalarValue::Date32(Some(b)))),
-            _ => (None, None),
-        },
-        (ValueStatistics::Int64 { min, max, .. }, t) => (time_scalar(*min, t), time_scalar(*max, t)),
-        (ValueStatistics::Boolean { true_count, .. }, DataType::Boolean) => {
-            let count = i64::try_from(s.count).unwrap_or(i64::MAX);
-            let min = *true_count >= count;
-            let max = *true_count > 0;
-            (Some(ScalarValue::Boolean(Some(min))), Some(ScalarValue::Boolean(Some(max))))
-        }
-        (ValueStatistics::String { min: Some(a), max: Some(b), .. }, DataType::Utf8) => {
-            match (std::str::from_utf8(a), std::str::from_utf8(b)) {
-                (Ok(a), Ok(b)) => (Some(ScalarValue::Utf8(Some(a.to_string()))), Some(ScalarValue::Utf8(Some(b.to_string())))),
-                _ => (None, None),
-            }
-        }
-        (ValueStatistics::Float { .. } | ValueStatistics::Double { .. }, _) => match float_fields(s) {
-            Some((min, max, sum)) => match float_bounds(min, max, sum) {
-                Some((lo, hi)) => (float_scalar(lo, s, ty), float_scalar(hi, s, ty)),
-                None => (None, None),
-            },
-            None => (None, None),
-        },
+/// An exact `(min, max)` pair of a unit, `None` where the statistics do not give it.
+pub type ExactMinMax = (Option<ScalarValue>, Option<ScalarValue>);
+
+/// A statistics value of the unit's physical type as a scalar of Arrow type `ty`: DATE as
+/// days, INT64 as the time column's type, FLOAT widened exactly when read as DOUBLE, STRING
+/// only when it is UTF-8. `None` when it does not convert.
+fn scalar(v: &StatScalar, ty: &DataType) -> Option<ScalarValue> {
+    Some(match (v, ty) {
+        (StatScalar::Boolean(b), DataType::Boolean) => ScalarValue::Boolean(Some(*b)),
+        (StatScalar::Int32(i), DataType::Int32) => ScalarValue::Int32(Some(*i)),
+        (StatScalar::Int32(i), DataType::Date32) => ScalarValue::Date32(Some(date_to_days(*i)?)),
+        (StatScalar::Int64(i), t) => return time_scalar(*i, t),
+        (StatScalar::Float32(f), DataType::Float32) => ScalarValue::Float32(Some(*f)),
+        (StatScalar::Float32(f), DataType::Float64) => ScalarValue::Float64(Some(f64::from(*f))),
+        (StatScalar::Float64(f), DataType::Float64) => ScalarValue::Float64(Some(*f)),
+        (StatScalar::Bytes(b), DataType::Utf8) => ScalarValue::Utf8(Some(std::str::from_utf8(b).ok()?.to_string())),
+        _ => return None,
+    })
+}
+
+/// Both sides, or neither.
+fn pair(lo: Option<ScalarValue>, hi: Option<ScalarValue>) -> (Option<ScalarValue>, Option<ScalarValue>) {
+    match (lo, hi) {
+        (Some(lo), Some(hi)) => (Some(lo), Some(hi)),
         _ => (None, None),
     }
 }
 
-/// The exact total-order `min`/`max` of the values of a unit as scalars of Arrow type `ty`
-/// (what DataFusion's `min(x)`/`max(x)` would return over them), `None` where the statistics
-/// do not give it exactly. Equal to [`value_min_max`] except for FLOAT/DOUBLE, whose
-/// statistics give bounds that may not be attained: a NaN may hide (refused), a +0.0 minimum
-/// may hide a −0.0 and a −0.0 maximum a +0.0 ([`crate::stats::trust::float_exact_min`],
-/// [`crate::stats::trust::float_exact_max`]).
-pub fn value_exact_min_max(s: &Statistics, ty: &DataType) -> (Option<ScalarValue>, Option<ScalarValue>) {
-    if s.count == 0 {
-        return (None, None);
-    }
-    match (&s.values, float_fields(s)) {
-        (ValueStatistics::Float { .. } | ValueStatistics::Double { .. }, Some((min, max, sum))) => (
-            float_exact_min(min, max, sum).and_then(|v| float_scalar(v, s, ty)),
-            float_exact_max(min, max, sum).and_then(|v| float_scalar(v, s, ty)),
-        ),
-        (ValueStatistics::Float { .. } | ValueStatistics::Double { .. }, None) => (None, None),
-        _ => value_min_max(s, ty),
-    }
-}
-
-/// The `(min, max, sum)` of FLOAT/DOUBLE statistics in float64 (FLOAT widened exactly).
-fn float_fields(s: &Statistics) -> Option<(f64, f64, f64)> {
-    match s.values {
-        ValueStatistics::Float { min, max, sum, .. } => Some((f64::from(min), f64::from(max), sum)),
-        ValueStatistics::Double { min, max, sum, .. } => Some((min, max, sum)),
-        _ => None,
-    }
-}
-
-/// A float64 bound or extreme taken from the statistics of `s` as a scalar of Arrow type
-/// `ty`: FLOAT statistics as Float32 (the value was an `f32`, so narrowing is exact) or
-/// Float64 (exact widening), DOUBLE statistics as Float64 only.
-fn float_scalar(v: f64, s: &Statistics, ty: &DataType) -> Option<ScalarValue> {
-    match (&s.values, ty) {
-        (ValueStatistics::Float { .. }, DataType::Float32) => Some(ScalarValue::Float32(Some(v as f32))),
-        (ValueStatistics::Float { .. } | ValueStatistics::Double { .. }, DataType::Float64) => {
-            Some(ScalarValue::Float64(Some(v)))
-        }
-        _ => None,
-    }
+/// What value statistics `s` of a unit of `rows` rows (`None`: not known) prove, as scalars
+/// of Arrow type `ty` — all of it from the one statistics converter
+/// ([`crate::stats::facts::unit_facts`]): the pruning container's bounds and null count, and
+/// the exact `min`/`max` (what DataFusion's `min(x)`/`max(x)` return over the unit), which
+/// differ from the bounds only for floats (a NaN may hide, a zero bound may hide the other
+/// zero: [`crate::stats::trust`]). Inconsistent statistics give neither.
+pub fn value_facts(s: &Statistics, rows: Option<u64>, ty: &DataType) -> (ColumnStat, ExactMinMax) {
+    let f = unit_facts(s, rows);
+    let (min, max) = match &f.bounds {
+        Some((lo, hi)) => pair(scalar(lo, ty), scalar(hi, ty)),
+        None => (None, None),
+    };
+    let exact = (f.min.as_ref().and_then(|v| scalar(v, ty)), f.max.as_ref().and_then(|v| scalar(v, ty)));
+    (ColumnStat { min, max, nulls: f.nulls }, exact)
 }
 
 /// Statistics of a value column in a container of `rows` rows: `None` = column absent
@@ -148,10 +115,7 @@ fn float_scalar(v: f64, s: &Statistics, ty: &DataType) -> Option<ScalarValue> {
 pub fn value_column_stat(s: Option<&Statistics>, rows: u64, ty: &DataType) -> ColumnStat {
     match s {
         None => ColumnStat { min: None, max: None, nulls: Some(rows) },
-        Some(s) => {
-            let (min, max) = value_min_max(s, ty);
-            ColumnStat { min, max, nulls: Some(rows.saturating_sub(s.count)) }
-        }
+        Some(s) => value_facts(s, Some(rows), ty).0,
     }
 }
 
@@ -185,12 +149,14 @@ pub fn merge_bound(
     true
 }
 
-/// Statistics of the time column.
+/// Statistics of the time column (no bounds where the time statistics do not hold together:
+/// [`crate::stats::facts::time_bounds`]).
 pub fn time_column_stat(s: &Statistics, ty: &DataType) -> ColumnStat {
-    if s.count == 0 {
-        return ColumnStat { min: None, max: None, nulls: Some(0) };
-    }
-    ColumnStat { min: time_scalar(s.start_time, ty), max: time_scalar(s.end_time, ty), nulls: Some(0) }
+    let (min, max) = match time_bounds(s) {
+        Some((lo, hi)) => pair(time_scalar(lo, ty), time_scalar(hi, ty)),
+        None => (None, None),
+    };
+    ColumnStat { min, max, nulls: Some(0) }
 }
 
 /// Statistics of a TAG column of a device.
@@ -337,6 +303,13 @@ pub fn unit_of(schema: &Schema) -> TimeUnit {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::format::ValueStatistics;
+
+    /// The exact min/max of a unit of `count` rows.
+    fn value_exact_min_max(s: &Statistics, ty: &DataType) -> ExactMinMax {
+        value_facts(s, Some(s.count), ty).1
+    }
 
     use arrow_array::{BinaryArray, Int32Array};
     use arrow_schema::Field;
@@ -495,7 +468,46 @@ mod tests {
             end_time: 1,
             values: ValueStatistics::Int32 { min: 0, max: 3, first: 0, last: 3, sum: 3 },
         };
-        assert_eq!(value_exact_min_max(&ints, &DataType::Int32), value_min_max(&ints, &DataType::Int32));
+        let st = value_column_stat(Some(&ints), 2, &DataType::Int32);
+        assert_eq!(value_exact_min_max(&ints, &DataType::Int32), (st.min, st.max));
+    }
+
+    #[test]
+    fn test_inconsistent_statistics_never_prune_and_are_never_exact() {
+        let int = |min, max, count| Statistics {
+            count,
+            start_time: 0,
+            end_time: 1,
+            values: ValueStatistics::Int64 { min, max, first: min, last: max, sum: 0.0 },
+        };
+        // min > max: no bounds, no exact values (the null count still fits).
+        let (st, exact) = value_facts(&int(9, 1, 2), Some(2), &DataType::Int64);
+        assert_eq!((st.min, st.max, st.nulls, exact), (None, None, Some(0), (None, None)));
+        // A count above the container's rows: nothing, not even a null count.
+        let (st, exact) = value_facts(&int(1, 9, 5), Some(4), &DataType::Int64);
+        assert_eq!((st.min, st.max, st.nulls, exact), (None, None, None, (None, None)));
+        // true_count above count.
+        let b = Statistics {
+            count: 2,
+            start_time: 0,
+            end_time: 1,
+            values: ValueStatistics::Boolean { first: true, last: true, true_count: 3 },
+        };
+        let st = value_column_stat(Some(&b), 2, &DataType::Boolean);
+        assert_eq!((st.min, st.max), (None, None));
+        // STRING min > max.
+        let text = |v: &[u8]| Some(Box::<[u8]>::from(v));
+        let s = Statistics {
+            count: 2,
+            start_time: 0,
+            end_time: 1,
+            values: ValueStatistics::String { first: text(b"z"), last: text(b"a"), min: text(b"z"), max: text(b"a") },
+        };
+        assert_eq!(value_column_stat(Some(&s), 2, &DataType::Utf8).min, None);
+        // Time statistics with start > end: no bounds.
+        let t = Statistics { count: 2, start_time: 9, end_time: 1, values: ValueStatistics::None };
+        let st = time_column_stat(&t, &DataType::Int64);
+        assert_eq!((st.min, st.max), (None, None));
     }
 
     #[test]

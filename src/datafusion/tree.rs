@@ -30,7 +30,7 @@ use datafusion::common::{ColumnStatistics, DataFusionError, ScalarValue, Statist
 
 use crate::arrow::schema::{measurement_field, tag_field, time_field, CATEGORY_KEY};
 use crate::datafusion::options::{TreeMixedTypes, TsFileReadOptions};
-use crate::datafusion::pruning::{merge_bound, tag_column_stat, time_scalar, value_exact_min_max, value_min_max, ColumnStat};
+use crate::datafusion::pruning::{merge_bound, tag_column_stat, time_scalar, value_facts, ColumnStat};
 use crate::error::{Result, TsFileError};
 use crate::format::{ByteSource, DeviceId, FileReader, TimeseriesMetadata, TsDataType};
 use crate::stats::trust::without_lossy_values;
@@ -86,16 +86,20 @@ impl TreeDevice {
         self.rows_exact().unwrap_or_else(|| self.series.iter().fold(0u64, |a, s| a.saturating_add(s.statistics.count)))
     }
 
-    /// First and last timestamp of the device, if it has any point.
+    /// First and last timestamp of the device, if it has any point and every unit's time
+    /// statistics hold together.
     pub fn time_range(&self) -> Option<(i64, i64)> {
         let stats: Vec<_> = match &self.time {
             Some(t) => vec![&t.statistics],
             None => self.series.iter().map(|s| &s.statistics).collect(),
         };
-        stats.iter().filter(|s| s.count > 0).fold(None, |acc, s| match acc {
-            None => Some((s.start_time, s.end_time)),
-            Some((lo, hi)) => Some((lo.min(s.start_time), hi.max(s.end_time))),
-        })
+        // A unit whose time statistics contradict themselves leaves the range unknown.
+        let mut range: Option<(i64, i64)> = None;
+        for s in stats.iter().filter(|s| s.count > 0) {
+            let (lo, hi) = crate::stats::facts::time_bounds(s)?;
+            range = Some(range.map_or((lo, hi), |(a, z)| (a.min(lo), z.max(hi))));
+        }
+        range
     }
 }
 
@@ -313,10 +317,7 @@ pub fn device_container(d: &TreeDevice, roles: &[TreeRole], schema: &Schema) -> 
     let exact = d.rows_exact();
     let stats = container(d, roles, schema, rows, &time, |name, ty| match d.series(name) {
         None => ColumnStat { min: None, max: None, nulls: Some(rows) },
-        Some(s) => {
-            let (min, max) = value_min_max(&without_lossy_values(&s.statistics, true), ty);
-            ColumnStat { min, max, nulls: exact.map(|r| r.saturating_sub(s.statistics.count)) }
-        }
+        Some(s) => value_facts(&without_lossy_values(&s.statistics, true), exact, ty).0,
     });
     (rows, stats)
 }
@@ -324,7 +325,7 @@ pub fn device_container(d: &TreeDevice, roles: &[TreeRole], schema: &Schema) -> 
 /// Table-level statistics of one file's devices of a tree key, for `schema` (the merged
 /// schema): exact time and path bounds; measurement bounds exact where the statistics give
 /// the exact answer, inexact where they only bound the values (floats, see
-/// [`value_exact_min_max`]); the row count is exact only when every device's is.
+/// [`value_facts`]); the row count is exact only when every device's is.
 pub fn tree_file_statistics(meta: &TreeMeta, schema: &Schema) -> Statistics {
     let roles = tree_roles(schema);
     let devices: Vec<&TreeDevice> = meta.devices.iter().filter(|d| d.rows_bound() > 0).collect();
@@ -358,8 +359,7 @@ pub fn tree_file_statistics(meta: &TreeMeta, schema: &Schema) -> Statistics {
                         .map(|l| exact_pair(ScalarValue::Utf8(Some(l.clone())), ScalarValue::Utf8(Some(l.clone())))),
                     TreeRole::Measurement(name) => d.series(name).filter(|s| s.statistics.count > 0).map(|s| {
                         let st = without_lossy_values(&s.statistics, true);
-                        let (lo, hi) = value_min_max(&st, ty);
-                        let (exact_lo, exact_hi) = value_exact_min_max(&st, ty);
+                        let (ColumnStat { min: lo, max: hi, .. }, (exact_lo, exact_hi)) = value_facts(&st, d.rows_exact(), ty);
                         // `ScalarValue` equality compares floats by bits (-0.0 is not +0.0).
                         let (lo_exact, hi_exact) = (exact_lo == lo, exact_hi == hi);
                         lo.zip(hi).map(|(lo, hi)| (lo, hi, lo_exact, hi_exact))

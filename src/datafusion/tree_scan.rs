@@ -144,7 +144,7 @@ impl TreeScan {
     /// Statistics of a container of a non-aligned device holding `stats`' time range:
     /// only time, path and levels are known (values of other series share those rows).
     fn time_container(&self, d: &TreeDevice, s: &Statistics) -> (u64, Vec<ColumnStat>) {
-        let range = (s.count > 0).then_some((s.start_time, s.end_time));
+        let range = crate::stats::facts::time_bounds(s);
         let time = time_stat(range, self.file.schema.field(0).data_type());
         (s.count, container(d, &self.roles, &self.file.schema, s.count, &time, |_, _| ColumnStat::default()))
     }

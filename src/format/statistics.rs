@@ -185,8 +185,13 @@ impl Statistics {
         Ok(Statistics { count, start_time, end_time, values })
     }
 
-    /// True when `[start_time, end_time]` intersects `[lo, hi]` (both inclusive).
+    /// True when `[start_time, end_time]` intersects `[lo, hi]` (both inclusive), or when the
+    /// unit has rows but its time statistics contradict themselves (`start_time > end_time`):
+    /// such a unit is never skipped (`crate::stats::facts::time_consistent`).
     pub fn overlaps_time(&self, lo: i64, hi: i64) -> bool {
+        if self.count > 0 && self.start_time > self.end_time {
+            return true;
+        }
         self.start_time <= hi && self.end_time >= lo
     }
 }

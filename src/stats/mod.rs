@@ -4,6 +4,9 @@
 //! type, `min`/`max`/`first`/`last`/`sum` (see [`crate::format::statistics`]). This module says
 //! when those numbers may stand in for the rows, so a query decodes only the rest:
 //!
+//! * [`facts`] — the one converter of a unit's statistics into what may be trusted: counts,
+//!   null counts, pruning bounds and exact min/max, refusing statistics that contradict
+//!   themselves; pruning, planner statistics, statistics answers and the library use it;
 //! * [`trust`] — when a unit's min/max bound its values under the *total order* Arrow and
 //!   DataFusion use (NaN above +∞, -NaN below -∞, -0.0 < +0.0), and when they are the exact
 //!   `min`/`max` answer;
@@ -27,6 +30,7 @@
 //! [`Statistics`]: crate::format::Statistics
 
 pub mod bucket;
+pub mod facts;
 pub mod first_last;
 pub mod merge;
 pub mod prune;
@@ -38,6 +42,7 @@ pub mod window;
 mod proptests;
 
 pub use bucket::{BucketPlacement, TimeBuckets};
+pub use facts::{unit_facts, StatScalar, UnitFacts};
 pub use first_last::{FirstLast, NullTreatment, Position};
 pub use merge::{Count, Extremum, Merge, MinMax, Offer, TimeExtent};
 pub use prune::{Comparison, ValueMatch};

@@ -112,7 +112,11 @@ impl SummaryQuery {
 
     /// Offer a unit (time statistics `rows`, value statistics per column) to `into`.
     fn offer(&self, into: &mut Summary, empty: &GroupState, rows: &Statistics, values: &[Option<&Statistics>]) -> Unit {
-        let Some(span) = TimeSpan::of(rows) else { return Unit::Skip };
+        let Some(span) = TimeSpan::of(rows) else {
+            // An empty unit holds nothing; one whose time statistics contradict themselves
+            // is not trusted to lie outside the range: decode it.
+            return if rows.count == 0 { Unit::Skip } else { Unit::Descend };
+        };
         match self.range.place(span) {
             Placement::Outside => return Unit::Skip,
             Placement::Straddles => return Unit::Descend,
@@ -157,8 +161,9 @@ impl SummaryQuery {
         let positioned = self.aggs.iter().any(|a| matches!(a, AggFunc::First(..) | AggFunc::Last(..)));
         let series_unit = if positioned && time.chunks.len() > 1 {
             match TimeSpan::of(&time.statistics).map(|span| self.range.place(span)) {
-                None | Some(Placement::Outside) => Unit::Skip,
-                Some(_) => Unit::Descend,
+                Some(Placement::Outside) => Unit::Skip,
+                None if time.statistics.count == 0 => Unit::Skip,
+                _ => Unit::Descend,
             }
         } else {
             self.offer(into, &empty, &time.statistics, &series)

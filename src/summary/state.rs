@@ -12,6 +12,7 @@ use arrow_buffer::NullBuffer;
 use crate::error::{Result, TsFileError};
 use crate::format::{Statistics, TsDataType, ValueStatistics};
 use crate::read::column::ColumnValues;
+use crate::stats::facts;
 use crate::stats::{
     Count, Extremum, FirstLast, FloatSum, IntSum, Merge, MinMax, NullTreatment, Offer, Position, StatValue, TimeExtent, TimeSpan,
 };
@@ -200,8 +201,13 @@ impl AggState {
     }
 
     /// Fold in a unit (page, chunk or series) from its time statistics `rows` and the value
-    /// statistics of each value column (`None`: the column has no value in the unit).
+    /// statistics of each value column (`None`: the column has no value in the unit). A unit
+    /// whose statistics contradict themselves (`start_time > end_time`, a value count above
+    /// the rows: [`crate::stats::facts`]) is never folded in: decode it.
     pub fn offer_unit(&mut self, rows: &Statistics, values: &[Option<&Statistics>]) -> Offer {
+        if !facts::time_consistent(rows) {
+            return Offer::Decode;
+        }
         let empty;
         let column = match self.func.column() {
             None => None,
@@ -215,6 +221,9 @@ impl AggState {
             },
         };
         let v = column.unwrap_or(rows);
+        if !facts::count_fits(v, Some(rows.count)) {
+            return Offer::Decode;
+        }
         match &mut self.acc {
             Acc::Count(c) => c.offer_unit(v),
             Acc::IntSum(s) => s.offer_unit(v),

@@ -142,7 +142,7 @@ fn clean_file(nan_device: bool) -> Vec<u8> {
 }
 
 /// Write `bytes` to a fresh temporary `.tsfile`.
-fn temp_file(name: &str, bytes: &[u8]) -> std::path::PathBuf {
+pub(crate) fn temp_file(name: &str, bytes: &[u8]) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("tsfile-float-pruning-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join(format!("{name}.tsfile"));
@@ -152,7 +152,7 @@ fn temp_file(name: &str, bytes: &[u8]) -> std::path::PathBuf {
 
 /// Register `path` as `on` (pruning), `off` (no pruning, no statistics answers) and `mem` (the
 /// full decode of `off` in a `MemTable`).
-async fn register_three(c: &SessionContext, path: &str, opts: TsFileReadOptions) {
+pub(crate) async fn register_three(c: &SessionContext, path: &str, opts: TsFileReadOptions) {
     register_tsfile(c, "on", &[path], opts.clone()).await.unwrap();
     register_tsfile(c, "off", &[path], opts.with_pruning(false).with_statistics_aggregates(false)).await.unwrap();
     let batches = c.sql("SELECT * FROM off").await.unwrap().collect().await.unwrap();

@@ -28,6 +28,7 @@ mod sql_tree;
 mod stats_aggregates;
 mod stats_answers;
 mod sweep;
+mod tampered_stats;
 mod truncation;
 mod v3;
 mod wide;

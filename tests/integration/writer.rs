@@ -192,11 +192,50 @@ fn float_min_max_sum(xs: &[f64]) -> (f64, f64, f64) {
     (min, max, sum)
 }
 
+/// Statistics the writer falsifies on purpose (the trust tests): every unit it writes while
+/// [`with_tampered_statistics`] runs gets them.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Tamper {
+    /// Added to the value count of value columns.
+    pub count_delta: u64,
+    /// Integer, float and STRING `min`/`max` written swapped (min > max).
+    pub swap_min_max: bool,
+    /// Added to BOOLEAN `true_count`.
+    pub true_count_delta: i64,
+    /// The time column's `start_time`/`end_time` written swapped.
+    pub swap_time: bool,
+}
+
+thread_local! {
+    static TAMPER: std::cell::Cell<Tamper> = const { std::cell::Cell::new(Tamper { count_delta: 0, swap_min_max: false, true_count_delta: 0, swap_time: false }) };
+}
+
+/// Run `f` (which writes files) with statistics falsified as `t` says.
+pub fn with_tampered_statistics<R>(t: Tamper, f: impl FnOnce() -> R) -> R {
+    let before = TAMPER.with(|c| c.replace(t));
+    let r = f();
+    TAMPER.with(|c| c.set(before));
+    r
+}
+
+/// `(lo, hi)`, or `(hi, lo)` when `swap`.
+fn swapped<T>(swap: bool, lo: T, hi: T) -> (T, T) {
+    if swap {
+        (hi, lo)
+    } else {
+        (lo, hi)
+    }
+}
+
 /// Statistics of `points` (non-null values with their times) for type `ty`.
 fn statistics(b: &mut Buf, ty: u8, points: &[(i64, &Val)], time_only: bool) {
-    b.uvarint(points.len() as u64);
-    b.i64(points.first().map_or(0, |p| p.0));
-    b.i64(points.last().map_or(0, |p| p.0));
+    let t = TAMPER.with(|c| c.get());
+    let count = points.len() as u64 + if time_only { 0 } else { t.count_delta };
+    b.uvarint(count);
+    let (start, end) = (points.first().map_or(0, |p| p.0), points.last().map_or(0, |p| p.0));
+    let (start, end) = if time_only && t.swap_time { (end, start) } else { (start, end) };
+    b.i64(start);
+    b.i64(end);
     if time_only {
         return;
     }
@@ -206,18 +245,20 @@ fn statistics(b: &mut Buf, ty: u8, points: &[(i64, &Val)], time_only: bool) {
             let f = |v: Option<&&Val>| matches!(v, Some(Val::Bool(true)));
             b.u8(u8::from(f(vals.first())));
             b.u8(u8::from(f(vals.last())));
-            b.i64(vals.iter().filter(|v| matches!(v, Val::Bool(true))).count() as i64);
+            b.i64(vals.iter().filter(|v| matches!(v, Val::Bool(true))).count() as i64 + t.true_count_delta);
         }
         INT32 => {
             let xs: Vec<i32> = vals.iter().map(|v| if let Val::I32(x) = v { *x } else { 0 }).collect();
-            for x in [xs.iter().min(), xs.iter().max(), xs.first(), xs.last()] {
+            let (lo, hi) = swapped(t.swap_min_max, xs.iter().min(), xs.iter().max());
+            for x in [lo, hi, xs.first(), xs.last()] {
                 b.i32(x.copied().unwrap_or(0));
             }
             b.i64(xs.iter().map(|x| i64::from(*x)).sum());
         }
         INT64 => {
             let xs: Vec<i64> = vals.iter().map(|v| if let Val::I64(x) = v { *x } else { 0 }).collect();
-            for x in [xs.iter().min(), xs.iter().max(), xs.first(), xs.last()] {
+            let (lo, hi) = swapped(t.swap_min_max, xs.iter().min(), xs.iter().max());
+            for x in [lo, hi, xs.first(), xs.last()] {
                 b.i64(x.copied().unwrap_or(0));
             }
             b.f64(xs.iter().map(|x| *x as f64).sum());
@@ -233,6 +274,7 @@ fn statistics(b: &mut Buf, ty: u8, points: &[(i64, &Val)], time_only: bool) {
         DOUBLE => {
             let xs: Vec<f64> = vals.iter().map(|v| if let Val::F64(x) = v { *x } else { 0.0 }).collect();
             let (min, max, sum) = float_min_max_sum(&xs);
+            let (min, max) = if t.swap_min_max { (max, min) } else { (min, max) };
             for x in [min, max, xs.first().copied().unwrap_or(0.0), xs.last().copied().unwrap_or(0.0), sum] {
                 b.f64(x);
             }
@@ -242,8 +284,9 @@ fn statistics(b: &mut Buf, ty: u8, points: &[(i64, &Val)], time_only: bool) {
             b.str32(xs.first().copied().unwrap_or(""));
             b.str32(xs.last().copied().unwrap_or(""));
             if ty == STRING {
-                b.str32(xs.iter().min().copied().unwrap_or(""));
-                b.str32(xs.iter().max().copied().unwrap_or(""));
+                let (lo, hi) = swapped(t.swap_min_max, xs.iter().min(), xs.iter().max());
+                b.str32(lo.copied().unwrap_or(""));
+                b.str32(hi.copied().unwrap_or(""));
             }
         }
         other => panic!("writer: type {other} not supported"),
