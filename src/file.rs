@@ -29,12 +29,13 @@ use arrow_schema::{Schema, SchemaRef};
 use bytes::Bytes;
 
 use crate::arrow::array::{build_array, time_array};
-use crate::arrow::batch::{assemble_batches, ColumnSource};
+use crate::arrow::device_batches::DeviceBatcher;
 use crate::arrow::schema::{measurement_field, table_arrow_schema, time_field, TimeUnit};
 use crate::crypto::EncryptionKeys;
 use crate::error::{Result, ResultExt, TsFileError};
 use crate::format::reader::StructureOptions;
-use crate::format::{ByteSource, ColumnCategory, DeviceEntry, DeviceId, FileReader, LocalFile, TableSchema};
+use crate::format::{ByteSource, ColumnCategory, DeviceId, FileReader, LocalFile, TableSchema};
+use crate::plan::{AccessRequest, DeviceFields, DevicePlan, FileView, NoCounts, TableAccess, TagFilter};
 use crate::read::aligned::{plan_chunk_groups, read_chunk_group_in};
 use crate::read::tree::read_device_rows;
 use crate::read::{DecodeBudget, ReadOptions};
@@ -126,14 +127,15 @@ impl TableRead {
 
 /// An open TsFile.
 pub struct TsFile {
-    reader: FileReader<Box<dyn ByteSource>>,
+    /// The reader and the planning views built from it (once, on first use).
+    view: FileView<Box<dyn ByteSource>>,
     name: String,
     options: TsFileOptions,
 }
 
 impl std::fmt::Debug for TsFile {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TsFile").field("name", &self.name).field("len", &self.reader.len()).finish()
+        f.debug_struct("TsFile").field("name", &self.name).field("len", &self.view.reader().len()).finish()
     }
 }
 
@@ -165,7 +167,7 @@ impl TsFile {
             Err(TsFileError::Encrypted { detail }) => reader.set_decryptor(Arc::new(crate::crypto::PageCipher::Locked(detail))),
             Err(e) => return Err(e.in_file(&name)),
         }
-        Ok(TsFile { reader, name, options })
+        Ok(TsFile { view: FileView::new(reader), name, options })
     }
 
     /// Open an object from an `object_store` (the object is fetched once, whole).
@@ -194,23 +196,23 @@ impl TsFile {
 
     /// The structure-level reader (metadata, index, chunks).
     pub fn structure(&self) -> &FileReader<Box<dyn ByteSource>> {
-        &self.reader
+        self.view.reader()
     }
 
     /// Names of the tables with a schema (table model), in file order.
     pub fn table_names(&self) -> Vec<String> {
-        self.reader.metadata().table_schemas.iter().map(|t| t.name.clone()).collect()
+        self.view.reader().metadata().table_schemas.iter().map(|t| t.name.clone()).collect()
     }
 
     /// Keys of the device index that have no table schema (tree-model path prefixes).
     pub fn tree_prefixes(&self) -> Vec<String> {
-        let md = self.reader.metadata();
+        let md = self.view.reader().metadata();
         md.table_index.iter().filter(|t| md.table_schema(&t.name).is_none()).map(|t| t.name.clone()).collect()
     }
 
     /// The schema of table `table`.
     pub fn table_schema(&self, table: &str) -> Result<&TableSchema> {
-        self.reader.metadata().table_schema(table).ok_or_else(|| {
+        self.view.reader().metadata().table_schema(table).ok_or_else(|| {
             TsFileError::NotFound { what: format!("table '{table}' (tables: {})", self.table_names().join(", ")) }
                 .in_file(&self.name)
         })
@@ -224,79 +226,75 @@ impl TsFile {
     /// Devices of a table (or tree path prefix), in index order. A table that has a schema
     /// but was never written has no devices.
     pub fn devices(&self, table: &str) -> Result<Vec<DeviceId>> {
-        if self.reader.metadata().table_root(table).is_none() {
-            return if self.reader.metadata().table_schema(table).is_some() {
+        if self.view.reader().metadata().table_root(table).is_none() {
+            return if self.view.reader().metadata().table_schema(table).is_some() {
                 Ok(Vec::new())
             } else {
                 Err(TsFileError::NotFound { what: format!("table '{table}'") }.in_file(&self.name))
             };
         }
-        Ok(self.reader.devices(table).map_err(|e| e.in_file(&self.name))?.into_iter().map(|d| d.device).collect())
+        Ok(self.view.reader().devices(table).map_err(|e| e.in_file(&self.name))?.into_iter().map(|d| d.device).collect())
     }
 
     /// `Err(Encrypted)` before any work when the file's pages need a key it was not given.
     fn check_readable(&self) -> Result<()> {
-        crate::crypto::decryptor_of(&self.reader).map(|_| ()).map_err(|e| e.in_file(&self.name))
+        crate::crypto::decryptor_of(self.view.reader()).map(|_| ()).map_err(|e| e.in_file(&self.name))
     }
 
-    /// Read table `table` as record batches.
+    /// Read table `table` as record batches: rows device by device, small devices gathered
+    /// into batches of up to the batch size. Planned by the access plan the SQL scan uses
+    /// ([`crate::plan::TableAccess`]): only the projected fields' series are read from the
+    /// index, chunk groups and pages outside the time range are skipped.
     pub fn read_table(&self, table: &str, read: TableRead) -> Result<TableBatches<'_>> {
         self.check_readable()?;
         let schema = self.table_schema(table)?.clone();
         let full = table_arrow_schema(&schema, self.options.time_unit)?;
-        let names: Vec<String> = match &read.projection {
-            Some(p) => p.clone(),
-            None => full.fields().iter().map(|f| f.name().clone()).collect(),
+        let projection: Vec<usize> = match &read.projection {
+            Some(p) => p
+                .iter()
+                .map(|n| {
+                    full.index_of(n).map_err(|_| {
+                        TsFileError::NotFound { what: format!("column '{n}' in table '{table}'") }.in_file(&self.name)
+                    })
+                })
+                .collect::<Result<_>>()?,
+            None => (0..full.fields().len()).collect(),
         };
-        let mut out_fields = Vec::with_capacity(names.len());
-        let mut outputs = Vec::with_capacity(names.len());
-        let time_name = full.field(0).name().clone();
-        let mut fields: Vec<(String, crate::format::TsDataType)> = Vec::new();
-        for n in &names {
-            let f = full
-                .field_with_name(n)
-                .map_err(|_| TsFileError::NotFound { what: format!("column '{n}' in table '{table}'") }.in_file(&self.name))?;
-            out_fields.push(f.clone());
-            if *n == time_name {
-                outputs.push(ColumnSource::Time);
-                continue;
-            }
-            let col = schema.columns.iter().find(|c| &c.name == n).ok_or_else(|| TsFileError::NotFound { what: n.clone() })?;
-            outputs.push(match col.category {
-                ColumnCategory::Tag => {
-                    let pos = schema.tag_columns().position(|t| t.name == *n).unwrap_or(0);
-                    ColumnSource::Tag(pos + 1)
-                }
-                ColumnCategory::Attribute => ColumnSource::Null(arrow_schema::DataType::Utf8),
-                ColumnCategory::Field => {
-                    fields.push((n.clone(), col.data_type));
-                    ColumnSource::Field(fields.len() - 1)
-                }
-                ColumnCategory::Time => ColumnSource::Time,
-            });
-        }
-        let mut devices = if self.reader.metadata().table_root(table).is_some() {
-            self.reader.devices(table).map_err(|e| e.in_file(&self.name))?
+        let projected = Arc::new(full.project(&projection)?);
+        let view = if self.view.reader().metadata().table_root(table).is_some() {
+            self.view.table(table).map_err(|e| e.in_file(&self.name))?
         } else {
-            Vec::new()
+            Arc::new(crate::plan::TableView::build(self.view.reader(), schema, Vec::new(), None)?)
         };
-        if let Some(keep) = &read.devices {
-            devices.retain(|d| keep.contains(&d.device));
-        }
+        let devices: Vec<usize> = match &read.devices {
+            Some(keep) => {
+                (0..view.devices.len()).filter(|&i| view.devices.get(i).is_some_and(|d| keep.contains(&d.device))).collect()
+            }
+            None => (0..view.devices.len()).collect(),
+        };
         let mut opts = self.options.read;
         opts.time_range = read.time_range;
+        let request = AccessRequest {
+            schema: full,
+            projection,
+            tags: TagFilter::default(),
+            pruner: None,
+            read: opts,
+            counter: Arc::new(NoCounts),
+        };
+        let access = TableAccess::new(view, request);
+        let batch_size = if read.batch_size == 0 { 8192 } else { read.batch_size };
+        let batcher = access.batcher(projected.clone(), self.options.time_unit, batch_size)?;
         Ok(TableBatches {
             file: self,
-            schema: Arc::new(Schema::new(out_fields)),
-            sources: outputs,
-            fields,
+            schema: projected,
+            access,
             devices: devices.into_iter(),
-            groups: Vec::new().into_iter(),
-            current: None,
+            fields: DeviceFields::default(),
+            batcher,
             pending: Vec::new().into_iter(),
             budget: DecodeBudget::for_options(&opts),
-            opts,
-            batch_size: if read.batch_size == 0 { 8192 } else { read.batch_size },
+            done: false,
         })
     }
 
@@ -350,25 +348,21 @@ impl TsFile {
                 schema.columns.iter().any(|s| s.name == *c && crate::stats::trust::lossy_float_encoding(s.data_type, s.encoding))
             })
             .collect();
-        let devices = if self.reader.metadata().table_root(table).is_some() {
-            self.reader.devices(table).map_err(|e| e.in_file(&self.name))?
-        } else {
-            Vec::new()
-        };
+        if self.view.reader().metadata().table_root(table).is_none() {
+            return Ok(Vec::new());
+        }
+        let view = self.view.table(table).map_err(|e| e.in_file(&self.name))?;
         let budget = DecodeBudget::for_options(&self.options.read);
-        let mut out = Vec::with_capacity(devices.len());
-        for d in devices {
+        let mut fields = DeviceFields::default();
+        let mut out = Vec::with_capacity(view.devices.len());
+        for d in &view.devices {
             let r = (|| {
-                let all = self.reader.series(&d)?;
-                let time = all.iter().find(|s| s.is_aligned_time()).ok_or_else(|| {
-                    TsFileError::corrupt("aligned device", None, format!("device {} has no time column", d.device))
-                })?;
-                let values: Vec<_> =
-                    columns.iter().map(|c| all.iter().find(|s| s.measurement == *c && !s.is_aligned_time())).collect();
+                self.view.read_fields(d, &|name| columns.contains(&name), &mut fields)?;
+                let values: Vec<_> = columns.iter().map(|c| fields.field(c)).collect();
                 let mut summary = Summary::new();
                 let mut counts = UnitCounts::default();
-                let groups = query.plan_device(time, &values, &mut summary, &mut counts)?;
-                query.read_groups(&self.reader, &groups, &mut summary, &self.options.read, &budget, &mut counts)?;
+                let groups = query.plan_device(&d.time, &values, &mut summary, &mut counts)?;
+                query.read_groups(self.view.reader(), &groups, &mut summary, &self.options.read, &budget, &mut counts)?;
                 Ok(summary
                     .into_iter()
                     .filter(|(_, g)| g.rows > 0)
@@ -380,7 +374,7 @@ impl TsFile {
                     .collect())
             })();
             let buckets = r.with_context(|| format!("device {}", d.device)).map_err(|e| e.in_file(&self.name))?;
-            out.push((d.device, buckets));
+            out.push((d.device.clone(), buckets));
         }
         Ok(out)
     }
@@ -398,11 +392,12 @@ impl TsFile {
         self.check_readable()?;
         let ctx = |e: TsFileError| e.context(format!("device {device}")).in_file(&self.name);
         let entry = self
-            .reader
+            .view
+            .reader()
             .find_device(device)
             .map_err(ctx)?
             .ok_or_else(|| TsFileError::NotFound { what: format!("device {device}") }.in_file(&self.name))?;
-        let mut all = self.reader.series(&entry).map_err(ctx)?;
+        let mut all = self.view.reader().series(&entry).map_err(ctx)?;
         let time = all.iter().position(|s| s.is_aligned_time()).map(|i| all.remove(i));
         let series = match measurements {
             None => {
@@ -423,7 +418,7 @@ impl TsFile {
         let mut opts = self.options.read;
         opts.time_range = time_range;
         let rows = match &time {
-            None => read_device_rows(&self.reader, &series, &opts).map_err(ctx)?,
+            None => read_device_rows(self.view.reader(), &series, &opts).map_err(ctx)?,
             Some(time) => self.read_aligned_rows(time, &series, &opts).map_err(ctx)?,
         };
         let unit = self.options.time_unit;
@@ -454,7 +449,7 @@ impl TsFile {
             columns: types.iter().map(|t| crate::read::column::ColumnBuilder::new(*t)).collect::<Result<_>>()?,
         };
         for group in plan_chunk_groups(time, &values)? {
-            let decoded = read_chunk_group_in(&self.reader, &group, &types, opts, None, &budget)?;
+            let decoded = read_chunk_group_in(self.view.reader(), &group, &types, opts, None, &budget)?;
             rows.times.extend(decoded.times);
             for (column, mut part) in rows.columns.iter_mut().zip(decoded.columns) {
                 column.append_builder(&mut part)?;
@@ -468,16 +463,15 @@ impl TsFile {
 pub struct TableBatches<'a> {
     file: &'a TsFile,
     schema: SchemaRef,
-    sources: Vec<ColumnSource>,
-    fields: Vec<(String, crate::format::TsDataType)>,
-    devices: std::vec::IntoIter<DeviceEntry>,
-    groups: std::vec::IntoIter<crate::read::aligned::AlignedChunkGroup>,
-    current: Option<DeviceEntry>,
+    access: TableAccess,
+    devices: std::vec::IntoIter<usize>,
+    /// The series of the device being read (one buffer for all).
+    fields: DeviceFields,
+    batcher: DeviceBatcher,
     pending: std::vec::IntoIter<RecordBatch>,
-    opts: ReadOptions,
-    /// Decoded bytes of this read, against `opts.max_decoded_bytes`.
+    /// Decoded bytes of this read, against `max_decoded_bytes`.
     budget: DecodeBudget,
-    batch_size: usize,
+    done: bool,
 }
 
 impl std::fmt::Debug for TableBatches<'_> {
@@ -492,67 +486,29 @@ impl TableBatches<'_> {
         self.schema.clone()
     }
 
-    fn start_device(&mut self, d: DeviceEntry) -> Result<()> {
-        let reader = &self.file.reader;
-        let all = reader.series(&d)?;
-        let time = all
-            .iter()
-            .find(|s| s.is_aligned_time())
-            .ok_or_else(|| TsFileError::corrupt("aligned device", None, format!("device {} has no time column", d.device)))?;
-        let mut values = Vec::with_capacity(self.fields.len());
-        for (name, ty) in &self.fields {
-            let s = all.iter().find(|s| &s.measurement == name && !s.is_aligned_time());
-            if let Some(s) = s {
-                if s.data_type != *ty {
-                    return Err(TsFileError::corrupt(
-                        "series",
-                        None,
-                        format!("'{name}' of device {} has type {}, the schema says {ty}", d.device, s.data_type),
-                    ));
-                }
-            }
-            values.push(s);
-        }
-        self.groups = plan_chunk_groups(time, &values)?.into_iter();
-        self.current = Some(d);
-        Ok(())
-    }
-
-    fn decode_group(&mut self, group: crate::read::aligned::AlignedChunkGroup) -> Result<()> {
-        let Some(device) = &self.current else { return Ok(()) };
-        let types: Vec<_> = self.fields.iter().map(|f| f.1).collect();
-        let mut decoded = read_chunk_group_in(&self.file.reader, &group, &types, &self.opts, None, &self.budget)?;
-        let fields: Vec<(crate::format::TsDataType, &str)> = self.fields.iter().map(|(n, t)| (*t, n.as_str())).collect();
-        let batches = assemble_batches(
-            &self.schema,
-            &self.sources,
-            &device.device,
-            &mut decoded,
-            &fields,
-            self.file.options.time_unit,
-            self.batch_size,
-        )?;
-        self.pending = batches.into_iter();
-        Ok(())
-    }
-
     fn advance(&mut self) -> Result<Option<RecordBatch>> {
         loop {
             if let Some(b) = self.pending.next() {
                 return Ok(Some(b));
             }
-            if let Some(g) = self.groups.next() {
-                let dev = self.current.as_ref().map(|d| d.device.to_string()).unwrap_or_default();
-                self.decode_group(g).with_context(|| format!("device {dev}"))?;
+            if self.done {
+                return Ok(None);
+            }
+            let Some(index) = self.devices.next() else {
+                self.done = true;
+                self.pending = self.batcher.finish()?.into_iter().collect::<Vec<_>>().into_iter();
+                continue;
+            };
+            let view = &self.file.view;
+            let groups = self.access.device_groups(view, index, &mut self.fields).with_context(|| {
+                let d = self.access.table.devices.get(index).map(|d| d.device.to_string()).unwrap_or_default();
+                format!("device {d}")
+            })?;
+            if groups.is_empty() {
                 continue;
             }
-            match self.devices.next() {
-                Some(d) => {
-                    let name = d.device.to_string();
-                    self.start_device(d).with_context(|| format!("device {name}"))?;
-                }
-                None => return Ok(None),
-            }
+            let plan = DevicePlan { index, groups, ranges: Vec::new() };
+            self.pending = self.access.decode_device(view.reader(), plan, &mut self.batcher, &self.budget)?.into_iter();
         }
     }
 }
@@ -566,7 +522,8 @@ impl Iterator for TableBatches<'_> {
             Err(e) => {
                 // Stop after the first error.
                 self.devices = Vec::new().into_iter();
-                self.groups = Vec::new().into_iter();
+                self.done = true;
+                self.pending = Vec::new().into_iter();
                 Some(Err(e.in_file(&self.file.name)))
             }
         }

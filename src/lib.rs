@@ -53,6 +53,7 @@ internal_layer! {
     #[cfg(feature = "object_store")]
     mod io;
 }
+pub mod plan;
 internal_layer! { mod read; }
 pub mod stats;
 pub mod summary;

@@ -56,14 +56,14 @@ impl FileScan {
     /// `range` (all when `None`), so byte-range splits never split a device. Counted in the
     /// `devices_total` metric.
     pub(crate) fn owned_devices(&self, first_offsets: impl Iterator<Item = u64>, range: Option<(u64, u64)>) -> Vec<usize> {
-        let owned = devices_in_range(first_offsets, range);
+        let owned = crate::plan::devices_in_range(first_offsets, range);
         self.metrics.devices_total.add(owned.len());
         owned
     }
 
     /// The byte range of the chunk at `offset` (header and pages).
     pub(crate) fn chunk_range(&self, offset: u64) -> Result<Range<u64>> {
-        let end = self.meta.chunk_end(offset).map_err(|e| self.err(e))?;
+        let end = self.meta.plan.chunk_end(offset).map_err(|e| self.err(e))?;
         Ok(offset..end)
     }
 
@@ -75,15 +75,8 @@ impl FileScan {
         io.done();
         self.metrics.bytes_scanned.add(parts.iter().map(|(_, b)| b.len()).sum());
         self.metrics.requests.add(parts.len());
-        let mut view = self.meta.reader.with_source(self.meta.reader.source().with_parts(parts));
+        let mut view = self.meta.reader().with_source(self.meta.reader().source().with_parts(parts));
         view.set_decryptor(self.decryptor.clone());
         Ok(view)
     }
-}
-
-/// Indices of the devices a byte range `[start, end)` of a file owns: those whose first
-/// chunk starts inside it (every device when there is no range), so each device of a file
-/// split into ranges is read by exactly one of them.
-pub(crate) fn devices_in_range(first_offsets: impl Iterator<Item = u64>, range: Option<(u64, u64)>) -> Vec<usize> {
-    first_offsets.enumerate().filter(|(_, o)| range.is_none_or(|(s, e)| *o >= s && *o < e)).map(|(i, _)| i).collect()
 }

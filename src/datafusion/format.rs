@@ -148,7 +148,7 @@ impl TsFileFormat {
         }
         let mut names: Vec<String> = Vec::new();
         for (m, _) in metas {
-            for n in m.sql_table_names() {
+            for n in m.plan.sql_table_names() {
                 if !names.contains(&n) {
                     names.push(n);
                 }
@@ -300,7 +300,7 @@ pub const STATISTICS_MAX_INDEX_BYTES: u64 = 16 << 20;
 
 /// Table-level statistics of one file for `schema` (the merged table schema).
 pub fn file_statistics(meta: &FileMeta, table: &str, schema: &Schema) -> crate::Result<Statistics> {
-    let t = meta.table(table)?;
+    let t = meta.plan.table(table)?;
     let tag_order: Vec<String> = t.schema.tag_columns().map(|c| c.name.clone()).collect();
     let fields_in_file: HashSet<String> = t.schema.field_columns().map(|c| c.name.clone()).collect();
     let roles = column_roles(schema, &tag_order, &fields_in_file);
@@ -327,7 +327,7 @@ pub fn file_statistics(meta: &FileMeta, table: &str, schema: &Schema) -> crate::
         rows += n;
         seen.fill(false);
         if !field_column.is_empty() {
-            meta.visit_fields(d, &mut |name, stats| {
+            meta.plan.visit_fields(d, &mut |name, stats| {
                 let Some(&i) = field_column.get(name) else { return };
                 let (Some(a), Some(field)) = (acc.get_mut(i), schema.fields().get(i)) else { return };
                 if std::mem::replace(&mut seen[i], true) {
@@ -436,10 +436,10 @@ impl FileFormat for TsFileFormat {
         let mut schemas = Vec::with_capacity(metas.len());
         let mut trees = Vec::new();
         for (m, _) in &metas {
-            match m.reader.metadata().table_schema(&table) {
+            match m.reader().metadata().table_schema(&table) {
                 Some(ts) => schemas.push((table_arrow_schema(ts, self.options.time_unit).map_err(df_err)?, m.location.clone())),
-                None if m.reader.metadata().table_root(&table).is_some() => {
-                    let tree = m.tree(&table).map_err(|e| df_err(e.in_file(&m.location)))?;
+                None if m.reader().metadata().table_root(&table).is_some() => {
+                    let tree = m.plan.tree(&table).map_err(|e| df_err(e.in_file(&m.location)))?;
                     trees.push((tree, m.location.clone()));
                 }
                 None => {}
@@ -464,17 +464,17 @@ impl FileFormat for TsFileFormat {
     ) -> Result<Statistics> {
         let (m, _) = self.cache.get_with(store, object, &self.options.read).await.map_err(df_err)?;
         let table = self.pick_table(&[(m.clone(), object)])?;
-        if m.reader.metadata().table_schema(&table).is_none() && m.reader.metadata().table_root(&table).is_some() {
-            let tree = m.tree(&table).map_err(|e| df_err(e.in_file(&m.location)))?;
+        if m.reader().metadata().table_schema(&table).is_none() && m.reader().metadata().table_root(&table).is_some() {
+            let tree = m.plan.tree(&table).map_err(|e| df_err(e.in_file(&m.location)))?;
             return Ok(tree_file_statistics(&tree, &table_schema));
         }
-        if m.reader.metadata().table_schema(&table).is_none() {
+        if m.reader().metadata().table_schema(&table).is_none() {
             // This file lacks the table: it contributes no rows.
             let mut s = Statistics::new_unknown(&table_schema);
             s.num_rows = Precision::Exact(0);
             return Ok(s);
         }
-        if m.index_bytes() > self.options.statistics_max_index_bytes {
+        if m.plan.index_bytes() > self.options.statistics_max_index_bytes {
             // Walking every device of a large index at planning would cost more than most
             // queries of it (a device lookup reads one index path): its rows are unknown
             // here and its devices are pruned as it is scanned.

@@ -87,3 +87,21 @@ impl TsFileScanMetrics {
         }
     }
 }
+
+impl crate::plan::AccessCounter for TsFileScanMetrics {
+    fn devices(&self, total: usize, pruned: usize) {
+        self.devices_pruned.add(pruned);
+        let _ = total; // counted when the partition's devices are chosen (`FileScan::owned_devices`)
+    }
+
+    fn chunk_groups(&self, total: usize, pruned: usize) {
+        self.chunk_groups_total.add(total);
+        self.chunk_groups_pruned.add(pruned);
+    }
+
+    fn pages(&self, total: usize, pruned: usize, rows: usize) {
+        self.pages_total.add(total);
+        self.pages_pruned.add(pruned);
+        self.rows_decoded.add(rows);
+    }
+}

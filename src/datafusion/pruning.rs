@@ -40,9 +40,11 @@ use datafusion::physical_optimizer::pruning::PruningPredicate;
 use datafusion::physical_plan::metrics::Count;
 
 use crate::arrow::array::date_to_days;
-use crate::arrow::schema::{TimeUnit, CATEGORY_KEY};
+use crate::arrow::schema::TimeUnit;
 use crate::format::Statistics;
+use crate::plan::{Judgement, Pruner, Unit, UnitColumn};
 use crate::stats::facts::{time_bounds, unit_facts, StatScalar};
+use crate::stats::trust::without_lossy_values;
 
 /// What is known of one column in one container.
 #[derive(Debug, Clone, Default)]
@@ -170,42 +172,7 @@ pub fn tag_column_stat(value: Option<&str>, rows: u64) -> ColumnStat {
     }
 }
 
-/// The role of each column of the table schema, for building container statistics.
-#[derive(Debug, Clone)]
-pub enum ColumnRole {
-    /// The time column.
-    Time,
-    /// TAG column: DeviceID segment index.
-    Tag(usize),
-    /// ATTRIBUTE column (always null).
-    Attribute,
-    /// FIELD column (measurement name).
-    Field(String),
-    /// A column this file does not have (all null).
-    Missing,
-}
-
-/// Roles of the columns of `schema` (the table's merged file schema).
-pub fn column_roles(schema: &Schema, tag_order: &[String], fields_in_file: &HashSet<String>) -> Vec<ColumnRole> {
-    schema
-        .fields()
-        .iter()
-        .enumerate()
-        .map(|(i, f)| {
-            let cat = f.metadata().get(CATEGORY_KEY).map(String::as_str);
-            match cat {
-                _ if i == 0 => ColumnRole::Time,
-                Some("TAG") => match tag_order.iter().position(|t| t == f.name()) {
-                    Some(p) => ColumnRole::Tag(p + 1),
-                    None => ColumnRole::Missing,
-                },
-                Some("ATTRIBUTE") => ColumnRole::Attribute,
-                _ if fields_in_file.contains(f.name()) => ColumnRole::Field(f.name().clone()),
-                _ => ColumnRole::Missing,
-            }
-        })
-        .collect()
-}
+pub use crate::plan::{column_roles, ColumnRole};
 
 /// Column statistics of a list of containers, served to `PruningPredicate`.
 #[derive(Debug)]
@@ -287,6 +254,75 @@ pub fn prune_or_keep<S: PruningStatistics + ?Sized>(predicate: &PruningPredicate
             errors.add(1);
             vec![true; n]
         }
+    }
+}
+
+/// The scan's pruning predicate as the access plan's [`Pruner`]: each unit's statistics
+/// become a container's column statistics in the columns' Arrow types, and the predicate
+/// is evaluated over a whole set of units at once ([`prune_or_keep`]'s error policy).
+#[derive(Debug)]
+pub struct PredicatePruner {
+    predicate: Arc<PruningPredicate>,
+    schema: Arc<Schema>,
+    /// Per column of `schema`: whether the predicate names it.
+    named: Vec<bool>,
+    errors: Count,
+}
+
+impl PredicatePruner {
+    /// A pruner of `predicate` over `schema` (the table's file schema), counting failed
+    /// evaluations in `errors`.
+    pub fn new(predicate: Arc<PruningPredicate>, schema: Arc<Schema>, errors: Count) -> Self {
+        let names: HashSet<String> = datafusion::physical_expr::utils::collect_columns(predicate.orig_expr())
+            .into_iter()
+            .map(|c| c.name().to_string())
+            .collect();
+        let named = schema.fields().iter().map(|f| names.contains(f.name())).collect();
+        PredicatePruner { predicate, schema, named, errors }
+    }
+
+    /// The statistics of one unit's column in the column's Arrow type.
+    fn column_stat(&self, i: usize, rows: u64, c: &UnitColumn<'_>) -> ColumnStat {
+        let Some(field) = self.schema.fields().get(i) else { return ColumnStat::default() };
+        match c {
+            UnitColumn::Unused => ColumnStat::default(),
+            UnitColumn::Time(s) => time_column_stat(s, field.data_type()),
+            UnitColumn::Tag(v) => tag_column_stat(*v, rows),
+            UnitColumn::Null => ColumnStat { min: None, max: None, nulls: Some(rows) },
+            UnitColumn::Field { stats, lossy } => {
+                value_column_stat(Some(&without_lossy_values(stats, *lossy)), rows, field.data_type())
+            }
+        }
+    }
+}
+
+impl Pruner for PredicatePruner {
+    fn names(&self, i: usize) -> bool {
+        self.named.get(i).copied().unwrap_or(false)
+    }
+
+    fn judge(&self) -> Box<dyn Judgement + '_> {
+        Box::new(PredicateJudgement { pruner: self, stats: ContainerStats::new(self.schema.clone()) })
+    }
+}
+
+/// Units being gathered for one evaluation of a [`PredicatePruner`].
+struct PredicateJudgement<'p> {
+    pruner: &'p PredicatePruner,
+    stats: ContainerStats,
+}
+
+impl Judgement for PredicateJudgement<'_> {
+    fn push(&mut self, unit: Unit<'_>) {
+        let rows = unit.rows;
+        let columns = (0..self.pruner.schema.fields().len())
+            .map(|i| unit.columns.get(i).map_or_else(ColumnStat::default, |c| self.pruner.column_stat(i, rows, c)))
+            .collect();
+        self.stats.push(rows, columns);
+    }
+
+    fn keep(self: Box<Self>) -> Vec<bool> {
+        prune_or_keep(&self.pruner.predicate, &self.stats, &self.pruner.errors)
     }
 }
 

@@ -313,7 +313,7 @@ pub async fn register_tsfile_schema(
     let mut names = BTreeSet::new();
     for f in &files {
         let (m, _) = format.cache().get(&store, f).await.map_err(df_err)?;
-        names.extend(m.sql_table_names());
+        names.extend(m.plan.sql_table_names());
     }
     let provider = Arc::new(MemorySchemaProvider::new());
     for n in &names {

@@ -13,114 +13,61 @@ use datafusion::logical_expr::Operator;
 use datafusion::physical_expr::expressions::{BinaryExpr, Column, InListExpr, Literal};
 use datafusion::physical_plan::PhysicalExpr;
 
-use crate::format::DeviceId;
+pub use crate::plan::TagFilter;
 
-/// Allowed values of TAG columns, each given by its segment in the device identifier.
-#[derive(Debug, Default, Clone, PartialEq)]
-pub struct TagFilter {
-    /// (segment, allowed values); a device must match every entry.
-    allowed: Vec<(usize, HashSet<String>)>,
+/// The TAG constraints of `predicate`; `segment_of` maps a column name to its TAG segment
+/// (`None` for a column that is not a TAG).
+pub fn tag_filter_of(predicate: &Arc<dyn PhysicalExpr>, segment_of: &dyn Fn(&str) -> Option<usize>) -> TagFilter {
+    let mut filter = TagFilter::default();
+    collect(&mut filter, predicate, segment_of);
+    filter
 }
 
-impl TagFilter {
-    /// The TAG constraints of `predicate`; `segment_of` maps a column name to its TAG
-    /// segment (`None` for a column that is not a TAG).
-    pub fn new(predicate: &Arc<dyn PhysicalExpr>, segment_of: &dyn Fn(&str) -> Option<usize>) -> Self {
-        let mut filter = TagFilter::default();
-        filter.collect(predicate, segment_of);
-        filter
-    }
-
-    /// No constraint found (every device may match).
-    pub fn is_empty(&self) -> bool {
-        self.allowed.is_empty()
-    }
-
-    /// Whether `device` may hold a matching row (a null TAG never equals a value).
-    pub fn allows(&self, device: &DeviceId) -> bool {
-        self.allowed.iter().all(|(seg, values)| device.segment(*seg).is_some_and(|v| values.contains(v)))
-    }
-
-    /// The identifiers of every device of table `table` (with `tags` TAG columns) the filter
-    /// allows, when it fixes every TAG column and they are at most `max`: each a device
-    /// to look up by its index path instead of walking the device list. `None` otherwise.
-    pub fn device_ids(&self, table: &str, tags: usize, max: usize) -> Option<Vec<DeviceId>> {
-        let mut ids: Vec<Vec<Option<String>>> = vec![vec![Some(table.to_string())]];
-        for seg in 1..=tags {
-            let (_, values) = self.allowed.iter().find(|(s, _)| *s == seg)?;
-            if ids.len().saturating_mul(values.len()) > max {
-                return None;
+fn collect(filter: &mut TagFilter, e: &Arc<dyn PhysicalExpr>, segment_of: &dyn Fn(&str) -> Option<usize>) {
+    if let Some(b) = e.downcast_ref::<BinaryExpr>() {
+        match b.op() {
+            Operator::And => {
+                collect(filter, b.left(), segment_of);
+                collect(filter, b.right(), segment_of);
             }
-            let mut values: Vec<&String> = values.iter().collect();
-            values.sort();
-            ids = ids
-                .iter()
-                .flat_map(|prefix| {
-                    values.iter().map(move |v| {
-                        let mut id = prefix.clone();
-                        id.push(Some((*v).clone()));
-                        id
-                    })
-                })
-                .collect();
-        }
-        Some(ids.into_iter().map(DeviceId::new).collect())
-    }
-
-    fn restrict(&mut self, seg: usize, values: HashSet<String>) {
-        match self.allowed.iter_mut().find(|(s, _)| *s == seg) {
-            Some((_, have)) => have.retain(|v| values.contains(v)),
-            None => self.allowed.push((seg, values)),
-        }
-    }
-
-    fn collect(&mut self, e: &Arc<dyn PhysicalExpr>, segment_of: &dyn Fn(&str) -> Option<usize>) {
-        if let Some(b) = e.downcast_ref::<BinaryExpr>() {
-            match b.op() {
-                Operator::And => {
-                    self.collect(b.left(), segment_of);
-                    self.collect(b.right(), segment_of);
-                }
-                // A TAG both sides constrain takes either side's values (DataFusion writes a
-                // short `IN` list as equalities joined by OR).
-                Operator::Or => {
-                    let (left, right) = (TagFilter::new(b.left(), segment_of), TagFilter::new(b.right(), segment_of));
-                    for (seg, mut values) in left.allowed {
-                        if let Some((_, more)) = right.allowed.iter().find(|(s, _)| *s == seg) {
-                            values.extend(more.iter().cloned());
-                            self.restrict(seg, values);
-                        }
+            // A TAG both sides constrain takes either side's values (DataFusion writes a
+            // short `IN` list as equalities joined by OR).
+            Operator::Or => {
+                let (left, right) = (tag_filter_of(b.left(), segment_of), tag_filter_of(b.right(), segment_of));
+                for (seg, values) in left.constraints() {
+                    if let Some(more) = right.values(seg) {
+                        filter.restrict(seg, values.union(more).cloned().collect());
                     }
                 }
-                Operator::Eq => {
-                    let pair = match (tag_segment(b.left(), segment_of), string_literal(b.right())) {
-                        (Some(seg), Some(v)) => Some((seg, v)),
-                        _ => tag_segment(b.right(), segment_of).zip(string_literal(b.left())),
-                    };
-                    if let Some((seg, v)) = pair {
-                        self.restrict(seg, HashSet::from([v]));
-                    }
-                }
-                _ => {}
             }
-        } else if let Some(list) = e.downcast_ref::<InListExpr>() {
-            if list.negated() {
-                return;
-            }
-            let Some(seg) = tag_segment(list.expr(), segment_of) else { return };
-            // Every item must be a string literal (a NULL item matches nothing and is dropped).
-            let mut values = HashSet::new();
-            for item in list.list() {
-                match item.downcast_ref::<Literal>().map(|l| string_value(l.value())) {
-                    Some(Some(Some(v))) => {
-                        values.insert(v);
-                    }
-                    Some(Some(None)) => {}
-                    _ => return,
+            Operator::Eq => {
+                let pair = match (tag_segment(b.left(), segment_of), string_literal(b.right())) {
+                    (Some(seg), Some(v)) => Some((seg, v)),
+                    _ => tag_segment(b.right(), segment_of).zip(string_literal(b.left())),
+                };
+                if let Some((seg, v)) = pair {
+                    filter.restrict(seg, HashSet::from([v]));
                 }
             }
-            self.restrict(seg, values);
+            _ => {}
         }
+    } else if let Some(list) = e.downcast_ref::<InListExpr>() {
+        if list.negated() {
+            return;
+        }
+        let Some(seg) = tag_segment(list.expr(), segment_of) else { return };
+        // Every item must be a string literal (a NULL item matches nothing and is dropped).
+        let mut values = HashSet::new();
+        for item in list.list() {
+            match item.downcast_ref::<Literal>().map(|l| string_value(l.value())) {
+                Some(Some(Some(v))) => {
+                    values.insert(v);
+                }
+                Some(Some(None)) => {}
+                _ => return,
+            }
+        }
+        filter.restrict(seg, values);
     }
 }
 
@@ -145,6 +92,7 @@ fn string_value(v: &ScalarValue) -> Option<Option<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::DeviceId;
     use arrow_schema::{DataType, Field, Schema};
     use datafusion::physical_expr::expressions::{col, in_list, lit};
 
@@ -187,7 +135,7 @@ mod tests {
             Operator::And,
             bin(bin(v.clone(), Operator::Gt, lit(5i64)), Operator::And, bin(lit("r1"), Operator::Eq, region.clone())),
         );
-        let f = TagFilter::new(&e, &segment_of);
+        let f = tag_filter_of(&e, &segment_of);
         assert!(f.allows(&dev(Some("r1"), "d1")));
         assert!(!f.allows(&dev(Some("r2"), "d1")));
         assert!(!f.allows(&dev(Some("r1"), "d2")));
@@ -195,14 +143,14 @@ mod tests {
 
         // IN lists intersect with equalities on the same tag; a NULL item matches nothing.
         let list = in_list(device.clone(), vec![lit("d1"), lit("d2"), lit(ScalarValue::Utf8(None))], &false, &s).unwrap();
-        let f = TagFilter::new(&list, &segment_of);
+        let f = tag_filter_of(&list, &segment_of);
         assert!(f.allows(&dev(None, "d1")) && f.allows(&dev(None, "d2")) && !f.allows(&dev(None, "d3")));
         let both = bin(list, Operator::And, bin(device.clone(), Operator::Eq, lit("d2")));
-        let f = TagFilter::new(&both, &segment_of);
+        let f = tag_filter_of(&both, &segment_of);
         assert!(!f.allows(&dev(None, "d1")) && f.allows(&dev(None, "d2")));
         // Contradicting equalities allow nothing.
         let none = bin(bin(device.clone(), Operator::Eq, lit("d1")), Operator::And, bin(device.clone(), Operator::Eq, lit("d2")));
-        let f = TagFilter::new(&none, &segment_of);
+        let f = tag_filter_of(&none, &segment_of);
         assert!(!f.is_empty() && !f.allows(&dev(None, "d1")) && !f.allows(&dev(None, "d2")));
         // Equalities on one TAG joined by OR (a short IN list as DataFusion writes it) allow
         // either value; OR over two different TAGs allows any device.
@@ -211,11 +159,11 @@ mod tests {
             Operator::Or,
             bin(device.clone(), Operator::Eq, lit("d3")),
         );
-        let f = TagFilter::new(&either, &segment_of);
+        let f = tag_filter_of(&either, &segment_of);
         assert!(f.allows(&dev(Some("r9"), "d1")) && f.allows(&dev(None, "d3")) && !f.allows(&dev(Some("r1"), "d2")));
         let across =
             bin(bin(device.clone(), Operator::Eq, lit("d1")), Operator::Or, bin(region.clone(), Operator::Eq, lit("r1")));
-        assert!(TagFilter::new(&across, &segment_of).is_empty());
+        assert!(tag_filter_of(&across, &segment_of).is_empty());
     }
 
     #[test]
@@ -224,7 +172,7 @@ mod tests {
         let (region, device) = (col("region", &s).unwrap(), col("device", &s).unwrap());
         let regions = in_list(region.clone(), vec![lit("r2"), lit("r1")], &false, &s).unwrap();
         let e = bin(regions, Operator::And, in_list(device.clone(), vec![lit("d1"), lit("d2"), lit("d3")], &false, &s).unwrap());
-        let f = TagFilter::new(&e, &segment_of);
+        let f = tag_filter_of(&e, &segment_of);
         let ids = f.device_ids("t", 2, 6).unwrap();
         let paths: Vec<String> = ids.iter().map(|d| d.path()).collect();
         assert_eq!(paths, ["t.r1.d1", "t.r1.d2", "t.r1.d3", "t.r2.d1", "t.r2.d2", "t.r2.d3"]);
@@ -232,7 +180,7 @@ mod tests {
         // More than `max`, or a TAG left open: no list (the device list is walked instead).
         assert!(f.device_ids("t", 2, 5).is_none());
         assert!(f.device_ids("t", 3, 100).is_none());
-        let only_device = TagFilter::new(&bin(device, Operator::Eq, lit("d1")), &segment_of);
+        let only_device = tag_filter_of(&bin(device, Operator::Eq, lit("d1")), &segment_of);
         assert!(only_device.device_ids("t", 2, 100).is_none());
         assert_eq!(only_device.device_ids("t", 0, 100).map(|v| v.len()), Some(1));
     }
@@ -252,7 +200,7 @@ mod tests {
             in_list(device.clone(), vec![lit("d1"), v.clone()], &false, &s).unwrap_or_else(|_| lit(true)),
         ];
         for e in cases {
-            let f = TagFilter::new(&e, &segment_of);
+            let f = tag_filter_of(&e, &segment_of);
             assert!(f.is_empty(), "{e}");
             assert!(f.allows(&dev(None, "d9")));
         }

@@ -18,7 +18,7 @@
 //! devices is an error naming both, unless `tree_mixed_types = coerce` reads it as `DOUBLE`
 //! (every type numeric) or `STRING`.
 //!
-//! This module holds the per-file view of a key's devices ([`TreeMeta`]), the schema, and the
+//! This module holds the per-file view of a key's devices ([`TreeView`]), the schema, and the
 //! statistics used by `infer_stats` and pruning; the scan is in `tree_scan`.
 
 use std::collections::BTreeMap;
@@ -31,8 +31,9 @@ use datafusion::common::{ColumnStatistics, DataFusionError, ScalarValue, Statist
 use crate::arrow::schema::{measurement_field, tag_field, time_field, CATEGORY_KEY};
 use crate::datafusion::options::{TreeMixedTypes, TsFileReadOptions};
 use crate::datafusion::pruning::{merge_bound, tag_column_stat, time_scalar, value_facts, ColumnStat};
-use crate::error::{Result, TsFileError};
-use crate::format::{ByteSource, DeviceId, FileReader, TimeseriesMetadata, TsDataType};
+use crate::error::Result;
+use crate::format::TsDataType;
+use crate::plan::{TreeDevice, TreeView};
 use crate::stats::trust::without_lossy_values;
 
 /// Name of the column holding a tree device's path.
@@ -41,141 +42,6 @@ pub const DEVICE_COLUMN: &str = "device";
 /// Name of path level column `i` (`level0` is the path's first node, usually `root`).
 pub fn level_column(i: usize) -> String {
     format!("level{i}")
-}
-
-/// One device of a tree-model key.
-#[derive(Debug, Clone)]
-pub struct TreeDevice {
-    /// The stored DeviceID.
-    pub device: DeviceId,
-    /// The path: segments joined with `.`.
-    pub path: String,
-    /// The path's nodes (segment 0 split on `.` outside backticks, then one node per
-    /// further segment).
-    pub levels: Vec<String>,
-    /// The time column of an aligned tree device (`None`: non-aligned series).
-    pub time: Option<TimeseriesMetadata>,
-    /// The value series, sorted by measurement name (bytes).
-    pub series: Vec<TimeseriesMetadata>,
-    /// Offset of the device's first chunk: a byte-range split owns the device when this
-    /// offset falls inside the range.
-    pub first_offset: u64,
-}
-
-impl TreeDevice {
-    /// The series of measurement `name`.
-    pub fn series(&self, name: &str) -> Option<&TimeseriesMetadata> {
-        self.series.binary_search_by(|s| s.measurement.as_bytes().cmp(name.as_bytes())).ok().and_then(|i| self.series.get(i))
-    }
-
-    /// Exact row count when the metadata tells it: an aligned device's time column, or a
-    /// device with at most one series. `None` when several non-aligned series overlap in
-    /// unknown ways (the rows are the union of their timestamps).
-    pub fn rows_exact(&self) -> Option<u64> {
-        match (&self.time, self.series.as_slice()) {
-            (Some(t), _) => Some(t.statistics.count),
-            (None, []) => Some(0),
-            (None, [one]) => Some(one.statistics.count),
-            _ => None,
-        }
-    }
-
-    /// An upper bound of the row count (exact when [`Self::rows_exact`] is `Some`), zero
-    /// only when the device has no point at all.
-    pub fn rows_bound(&self) -> u64 {
-        self.rows_exact().unwrap_or_else(|| self.series.iter().fold(0u64, |a, s| a.saturating_add(s.statistics.count)))
-    }
-
-    /// First and last timestamp of the device, if it has any point and every unit's time
-    /// statistics hold together.
-    pub fn time_range(&self) -> Option<(i64, i64)> {
-        let stats: Vec<_> = match &self.time {
-            Some(t) => vec![&t.statistics],
-            None => self.series.iter().map(|s| &s.statistics).collect(),
-        };
-        // A unit whose time statistics contradict themselves leaves the range unknown.
-        let mut range: Option<(i64, i64)> = None;
-        for s in stats.iter().filter(|s| s.count > 0) {
-            let (lo, hi) = crate::stats::facts::time_bounds(s)?;
-            range = Some(range.map_or((lo, hi), |(a, z)| (a.min(lo), z.max(hi))));
-        }
-        range
-    }
-}
-
-/// The devices of one tree-model key in one file, with the types of its measurements.
-#[derive(Debug, Clone)]
-pub struct TreeMeta {
-    /// The table-index key (DeviceID segment 0).
-    pub key: String,
-    /// Devices in index order.
-    pub devices: Vec<TreeDevice>,
-    /// Per measurement: each distinct type, with the path of the first device holding it.
-    pub measurements: BTreeMap<String, Vec<(TsDataType, String)>>,
-    /// Number of nodes of the deepest path.
-    pub depth: usize,
-}
-
-impl TreeMeta {
-    /// Walk the device index of `key` and every device's series.
-    pub fn load<S: ByteSource>(reader: &FileReader<S>, key: &str) -> Result<TreeMeta> {
-        let mut devices = Vec::new();
-        let mut measurements: BTreeMap<String, Vec<(TsDataType, String)>> = BTreeMap::new();
-        let mut depth = 0;
-        for entry in reader.devices(key)? {
-            let mut series = reader.series(&entry)?;
-            let path = entry.device.path();
-            let time = series.iter().position(TimeseriesMetadata::is_aligned_time).map(|i| series.remove(i));
-            if series.iter().any(TimeseriesMetadata::is_aligned_time) {
-                return Err(TsFileError::corrupt("device", None, format!("device {path} has two time columns")));
-            }
-            series.sort_by(|a, b| a.measurement.as_bytes().cmp(b.measurement.as_bytes()));
-            if let Some(w) = series.windows(2).find(|w| w.first().map(|s| &s.measurement) == w.get(1).map(|s| &s.measurement)) {
-                let name = w.first().map(|s| s.measurement.as_str()).unwrap_or_default();
-                return Err(TsFileError::corrupt("device", None, format!("device {path} lists measurement '{name}' twice")));
-            }
-            for s in &series {
-                let types = measurements.entry(s.measurement.clone()).or_default();
-                if !types.iter().any(|(t, _)| *t == s.data_type) {
-                    types.push((s.data_type, path.clone()));
-                }
-            }
-            let first_offset =
-                time.iter().chain(series.iter()).flat_map(|s| s.chunks.iter().map(|c| c.offset)).min().unwrap_or(0);
-            let levels = path_levels(&entry.device);
-            depth = depth.max(levels.len());
-            devices.push(TreeDevice { device: entry.device, path, levels, time, series, first_offset });
-        }
-        Ok(TreeMeta { key: key.to_string(), devices, measurements, depth })
-    }
-}
-
-/// The nodes of a tree path stored as `device`: segment 0 holds the first nodes joined with
-/// `.` (a backtick-quoted node keeps its backticks and may contain dots), every further
-/// segment is one node; a null segment reads `null`, as in the path form.
-pub fn path_levels(device: &DeviceId) -> Vec<String> {
-    let mut out = Vec::new();
-    for (i, seg) in device.segments().iter().enumerate() {
-        let seg = seg.as_deref().unwrap_or("null");
-        if i > 0 {
-            out.push(seg.to_string());
-            continue;
-        }
-        let mut node = String::new();
-        let mut quoted = false;
-        for ch in seg.chars() {
-            match ch {
-                '`' => {
-                    quoted = !quoted;
-                    node.push(ch);
-                }
-                '.' if !quoted => out.push(std::mem::take(&mut node)),
-                _ => node.push(ch),
-            }
-        }
-        out.push(node);
-    }
-    out
 }
 
 /// Types whose values read identically (same Arrow type and conversion) count as one.
@@ -192,7 +58,7 @@ fn is_numeric(t: TsDataType) -> bool {
 }
 
 /// The Arrow schema of a tree-model key over several files (`(meta, file location)`).
-pub fn tree_schema(parts: &[(Arc<TreeMeta>, String)], options: &TsFileReadOptions) -> datafusion::common::Result<SchemaRef> {
+pub fn tree_schema(parts: &[(Arc<TreeView>, String)], options: &TsFileReadOptions) -> datafusion::common::Result<SchemaRef> {
     let unit = options.time_unit;
     let depth = if options.tree_levels { parts.iter().map(|(m, _)| m.depth).max().unwrap_or(0) } else { 0 };
     let mut fields = vec![time_field("time", unit), tag_field(DEVICE_COLUMN, false)];
@@ -326,7 +192,7 @@ pub fn device_container(d: &TreeDevice, roles: &[TreeRole], schema: &Schema) -> 
 /// schema): exact time and path bounds; measurement bounds exact where the statistics give
 /// the exact answer, inexact where they only bound the values (floats, see
 /// [`value_facts`]); the row count is exact only when every device's is.
-pub fn tree_file_statistics(meta: &TreeMeta, schema: &Schema) -> Statistics {
+pub fn tree_file_statistics(meta: &TreeView, schema: &Schema) -> Statistics {
     let roles = tree_roles(schema);
     let devices: Vec<&TreeDevice> = meta.devices.iter().filter(|d| d.rows_bound() > 0).collect();
     let exact: Option<u64> = devices.iter().try_fold(0u64, |a, d| d.rows_exact().map(|r| a.saturating_add(r)));
@@ -421,7 +287,7 @@ pub fn source_field(target: &Field, series_type: TsDataType, unit: crate::arrow:
 mod tests {
     use super::*;
 
-    fn tm(devs: &[(&str, &[(&str, TsDataType)])]) -> TreeMeta {
+    fn tm(devs: &[(&str, &[(&str, TsDataType)])]) -> TreeView {
         let mut measurements: BTreeMap<String, Vec<(TsDataType, String)>> = BTreeMap::new();
         for (path, ms) in devs {
             for (m, t) in *ms {
@@ -431,17 +297,7 @@ mod tests {
                 }
             }
         }
-        TreeMeta { key: "root.sg".into(), devices: Vec::new(), measurements, depth: 4 }
-    }
-
-    #[test]
-    fn test_path_levels_split_segment0_only() {
-        let d = DeviceId::from_strs(&["root.a.b", "c", "d"]);
-        assert_eq!(path_levels(&d), vec!["root", "a", "b", "c", "d"]);
-        let d = DeviceId::from_strs(&["root.`x.y`", "d1"]);
-        assert_eq!(path_levels(&d), vec!["root", "`x.y`", "d1"]);
-        assert_eq!(path_levels(&DeviceId::from_strs(&["solo"])), vec!["solo"]);
-        assert_eq!(path_levels(&DeviceId::from_strs(&["root.sg", "d.1"])), vec!["root", "sg", "d.1"]);
+        TreeView { key: "root.sg".into(), devices: Vec::new(), measurements, depth: 4 }
     }
 
     #[test]

@@ -29,9 +29,10 @@ use futures::{StreamExt, TryStreamExt};
 use crate::arrow::batch::{assemble_batches, ColumnSource};
 use crate::datafusion::file_scan::FileScan;
 use crate::datafusion::pruning::{prune_or_keep, time_column_stat, value_column_stat, ColumnStat, ContainerStats};
-use crate::datafusion::tree::{container, device_container, source_field, time_stat, tree_roles, TreeDevice, TreeMeta, TreeRole};
+use crate::datafusion::tree::{container, device_container, source_field, time_stat, tree_roles, TreeRole};
 use crate::format::{FileReader, Statistics, TsDataType};
 use crate::io::RangeSource;
+use crate::plan::{TreeDevice, TreeView};
 use crate::read::aligned::{
     plan_chunk_groups, read_chunk_group_in, AlignedChunkGroup, DecodedGroup, GroupPageStats, ValuePageStats,
 };
@@ -42,7 +43,7 @@ use crate::stats::trust::without_lossy_values;
 pub(crate) struct TreeScan {
     /// What any scan of this file shares.
     file: FileScan,
-    tree: Arc<TreeMeta>,
+    tree: Arc<TreeView>,
     roles: Vec<TreeRole>,
 }
 
@@ -56,7 +57,7 @@ impl TreeScan {
 
     /// The scan of tree key `key` of the file of `file`.
     pub(crate) fn new(file: FileScan, key: &str) -> Result<TreeScan> {
-        let tree = file.meta.tree(key).map_err(|e| file.err(e))?;
+        let tree = file.meta.plan.tree(key).map_err(|e| file.err(e))?;
         let roles = tree_roles(&file.schema);
         Ok(TreeScan { file, tree, roles })
     }

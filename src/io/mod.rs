@@ -123,6 +123,44 @@ pub async fn fetch_ranges(store: &Arc<dyn ObjectStore>, location: &Path, ranges:
     Ok(merged.iter().map(|r| r.start).zip(data).collect())
 }
 
+/// Widest window fetched to read one chunk header.
+const MAX_CHUNK_HEADER_WINDOW: u64 = 16 << 20;
+
+/// The end of each chunk at `offsets` of the file `reader` reads, from its header: the
+/// headers are fetched with one request (a window per chunk; a longer header, e.g. a very
+/// long name, is fetched again with a wider window).
+pub async fn fetch_chunk_ends(
+    store: &Arc<dyn ObjectStore>,
+    location: &Path,
+    reader: &FileReader<RangeSource>,
+    offsets: &[u64],
+) -> Result<std::collections::HashMap<u64, u64>> {
+    let data_end = reader.metadata().meta_offset;
+    let mut ends = std::collections::HashMap::with_capacity(offsets.len());
+    let mut pending: Vec<u64> = offsets.to_vec();
+    let mut window: u64 = 4 << 10;
+    loop {
+        let ranges = pending.iter().map(|&o| o..data_end.min(o.saturating_add(window))).collect();
+        let parts = fetch_ranges(store, location, ranges).await?;
+        let view = reader.with_source(reader.source().with_parts(parts));
+        let mut short = Vec::new();
+        for &o in &pending {
+            match view.read_chunk_header(o) {
+                Ok(h) => {
+                    ends.insert(o, h.end_offset());
+                }
+                Err(e) if window >= MAX_CHUNK_HEADER_WINDOW => return Err(e),
+                Err(_) => short.push(o),
+            }
+        }
+        if short.is_empty() {
+            return Ok(ends);
+        }
+        pending = short;
+        window = window.saturating_mul(64).min(MAX_CHUNK_HEADER_WINDOW);
+    }
+}
+
 /// Default number of bytes read from the end of a local file on open.
 pub const FOOTER_PREFETCH: u64 = 64 << 10;
 /// Default number of bytes read from the end of a remote file on open: one round trip

@@ -38,12 +38,12 @@ use tokio::sync::OnceCell;
 use super::output::{column, nothing_counted, values};
 use super::{AggSpec, Arg, Func, GroupCol};
 use crate::datafusion::errors::{df_err, url_file_name};
-use crate::datafusion::file_scan::devices_in_range;
-use crate::datafusion::metadata::{DeviceFields, FileMeta, MetadataCache, TableMeta};
+use crate::datafusion::metadata::{FileMeta, MetadataCache};
 use crate::datafusion::options::TsFileReadOptions;
-use crate::datafusion::tag_filter::TagFilter;
+use crate::datafusion::tag_filter::{tag_filter_of, TagFilter};
 use crate::format::{FileReader, TsDataType};
 use crate::io::{fetch_ranges, RangeSource};
+use crate::plan::{devices_in_range, DeviceFields, TableView, FETCH_RUN_BYTES};
 use crate::read::aligned::AlignedChunkGroup;
 use crate::read::DecodeBudget;
 use crate::stats::{Merge, NullTreatment, TimeRange};
@@ -364,7 +364,7 @@ fn assumed_type(ty: &DataType) -> TsDataType {
 }
 
 /// Devices (indices into `tmeta.devices`) among `owned` that the TAG filter accepts.
-fn filter_devices(q: &StatisticsQuery, tmeta: &TableMeta, owned: Vec<usize>) -> Result<Vec<usize>> {
+fn filter_devices(q: &StatisticsQuery, tmeta: &TableView, owned: Vec<usize>) -> Result<Vec<usize>> {
     let Some(pred) = &q.tag_filter else { return Ok(owned) };
     if owned.is_empty() {
         return Ok(owned);
@@ -407,9 +407,6 @@ struct PageWork {
     ranges: Vec<std::ops::Range<u64>>,
 }
 
-/// Bytes of chunks fetched by one request.
-const FETCH_RUN_BYTES: u64 = 4 << 20;
-
 /// The output of one partition, or `None` when statistics cannot decide.
 async fn answer(
     q: &StatisticsQuery,
@@ -439,8 +436,8 @@ async fn answer(
         let (meta, _) = q.cache.get_with(store, &file.object_meta, &q.options.read).await.map_err(df_err)?;
         let name = url_file_name(&q.store_url, &file.object_meta.location);
         let table = meta.table_to_scan(q.options.table.as_deref())?;
-        if meta.reader.metadata().table_schema(&table).is_none() {
-            if meta.reader.metadata().table_root(&table).is_some() {
+        if meta.reader().metadata().table_schema(&table).is_none() {
+            if meta.reader().metadata().table_root(&table).is_some() {
                 // A tree-model path prefix: its rows are a merge of series, not answered here.
                 return Ok(None);
             }
@@ -448,21 +445,15 @@ async fn answer(
             continue;
         }
         // Devices named by TAG equalities: a view of only those when the table's is not loaded.
-        let tag_filter = match (&q.tag_filter, meta.reader.metadata().table_schema(&table)) {
+        let tag_filter = match (&q.tag_filter, meta.reader().metadata().table_schema(&table)) {
             (Some(p), Some(schema)) => {
                 let order: Vec<&str> = schema.tag_columns().map(|c| c.name.as_str()).collect();
-                (TagFilter::new(p, &|n| order.iter().position(|t| *t == n).map(|i| i + 1)), order.len())
+                tag_filter_of(p, &|n| order.iter().position(|t| *t == n).map(|i| i + 1))
             }
-            _ => (TagFilter::default(), 0),
+            _ => TagFilter::default(),
         };
-        let partial = meta
-            .table_for_tags(store, &file.object_meta.location, &table, &tag_filter.0, tag_filter.1)
-            .await
-            .map_err(|e| df_err(e.in_file(&name)))?;
-        let tmeta = match partial {
-            Some(t) => Arc::new(t),
-            None => meta.table(&table).map_err(|e| df_err(e.in_file(&name)))?,
-        };
+        let tmeta =
+            meta.view_for(store, &file.object_meta.location, &table, &tag_filter).await.map_err(|e| df_err(e.in_file(&name)))?;
         let types: Vec<TsDataType> = columns
             .iter()
             .map(|c| match tmeta.schema.columns.iter().find(|s| s.name == *c) {
@@ -470,17 +461,7 @@ async fn answer(
                 None => q.table_schema.field_with_name(c).map_or(TsDataType::String, |f| assumed_type(f.data_type())),
             })
             .collect();
-        let lossy: Vec<bool> = columns
-            .iter()
-            .map(|c| {
-                tmeta
-                    .schema
-                    .columns
-                    .iter()
-                    .find(|s| s.name == *c)
-                    .is_some_and(|s| crate::stats::trust::lossy_float_encoding(s.data_type, s.encoding))
-            })
-            .collect();
+        let lossy: Vec<bool> = columns.iter().map(|c| tmeta.lossy(c)).collect();
         let sq = SummaryQuery { range: q.range, buckets, types, aggs: funcs.clone(), lossy };
         let tag_order: Vec<&str> = tmeta.schema.tag_columns().map(|c| c.name.as_str()).collect();
         // DeviceID segment of each grouped TAG column (None: not a TAG of this file).
@@ -501,16 +482,16 @@ async fn answer(
             // `count(*)` alone needs no field series (only, for pages to read, chunk offsets).
             let read = !wanted.is_empty();
             if read {
-                meta.read_fields(d, &|name| wanted.contains(name), &mut fields).map_err(err)?;
+                meta.plan.read_fields(d, &|name| wanted.contains(name), &mut fields).map_err(err)?;
             }
             let series: Vec<_> = columns.iter().map(|c| fields.field(c)).collect();
             let summary = groups.entry(key.clone()).or_default();
             let to_read = sq.plan_device(&d.time, &series, summary, &mut counts).map_err(err)?;
             if !to_read.is_empty() {
                 if !read {
-                    meta.read_fields(d, &|_| false, &mut fields).map_err(err)?;
+                    meta.plan.read_fields(d, &|_| false, &mut fields).map_err(err)?;
                 }
-                let ranges = meta.chunk_ranges(&tmeta, &to_read, &fields).map_err(err)?;
+                let ranges = meta.plan.chunk_ranges(&tmeta, &to_read, &fields).map_err(err)?;
                 work.push(PageWork { key, groups: to_read, ranges });
             }
         }
@@ -543,7 +524,7 @@ async fn read_pages(
         return Ok(());
     }
     let err = |e: crate::TsFileError| df_err(e.in_file(name));
-    let decryptor = crate::crypto::decryptor_for(&meta.reader, &q.options.keys).map_err(err)?;
+    let decryptor = crate::crypto::decryptor_for(meta.reader(), &q.options.keys).map_err(err)?;
     let location = meta_location(q, meta, name)?;
     let mut run: Vec<PageWork> = Vec::new();
     let mut run_bytes = 0u64;
@@ -556,7 +537,7 @@ async fn read_pages(
         }
         let all: Vec<std::ops::Range<u64>> = run.iter().flat_map(|w| w.ranges.iter().cloned()).collect();
         let parts = fetch_ranges(store, &location, all).await.map_err(err)?;
-        let mut view: FileReader<RangeSource> = meta.reader.with_source(meta.reader.source().with_parts(parts));
+        let mut view: FileReader<RangeSource> = meta.reader().with_source(meta.reader().source().with_parts(parts));
         view.set_decryptor(decryptor.clone());
         for w in run.drain(..) {
             let summary = groups.entry(w.key).or_default();
