@@ -29,7 +29,7 @@ use object_store::{ObjectMeta, ObjectStore};
 
 use crate::arrow::schema::table_arrow_schema;
 use crate::datafusion::errors::df_err;
-use crate::datafusion::metadata::{FileMeta, MetadataCache};
+use crate::datafusion::metadata::{FileMeta, MetadataCache, StatisticsScope};
 use crate::datafusion::options::TsFileReadOptions;
 use crate::datafusion::pruning::{
     column_roles, merge_bound, tag_column_stat, time_column_stat, value_facts, ColumnRole, ColumnStat, ExactMinMax,
@@ -76,11 +76,11 @@ impl FileFormatFactory for TsFileFormatFactory {
             options = options.apply(&defaults).map_err(df_err)?;
         }
         let options = options.apply(&own_options(state, format_options)?).map_err(df_err)?;
-        Ok(Arc::new(TsFileFormat { options, cache: self.cache.clone() }))
+        Ok(Arc::new(TsFileFormat { options, cache: self.cache.clone(), scope: StatisticsScope::All }))
     }
 
     fn default(&self) -> Arc<dyn FileFormat> {
-        Arc::new(TsFileFormat { options: self.options.clone(), cache: self.cache.clone() })
+        Arc::new(TsFileFormat { options: self.options.clone(), cache: self.cache.clone(), scope: StatisticsScope::All })
     }
 }
 
@@ -117,17 +117,24 @@ impl GetExt for TsFileFormatFactory {
 pub struct TsFileFormat {
     options: TsFileReadOptions,
     cache: Arc<MetadataCache>,
+    /// Which columns get planning statistics ([`StatisticsScope`]).
+    scope: StatisticsScope,
 }
 
 impl TsFileFormat {
     /// A format with these options and a new metadata cache.
     pub fn new(options: TsFileReadOptions) -> Self {
-        TsFileFormat { options, cache: Arc::new(MetadataCache::new()) }
+        TsFileFormat { options, cache: Arc::new(MetadataCache::new()), scope: StatisticsScope::All }
     }
 
     /// A format with these options sharing an existing metadata cache.
     pub fn with_cache(options: TsFileReadOptions, cache: Arc<MetadataCache>) -> Self {
-        TsFileFormat { options, cache }
+        TsFileFormat { options, cache, scope: StatisticsScope::All }
+    }
+
+    /// The same format computing planning statistics for `scope` only.
+    pub fn with_statistics_scope(&self, scope: StatisticsScope) -> Self {
+        TsFileFormat { options: self.options.clone(), cache: self.cache.clone(), scope }
     }
 
     /// The options.
@@ -299,7 +306,7 @@ impl ColumnAcc {
 pub const STATISTICS_MAX_INDEX_BYTES: u64 = 16 << 20;
 
 /// Table-level statistics of one file for `schema` (the merged table schema).
-pub fn file_statistics(meta: &FileMeta, table: &str, schema: &Schema) -> crate::Result<Statistics> {
+pub fn file_statistics(meta: &FileMeta, table: &str, schema: &Schema, scope: &StatisticsScope) -> crate::Result<Statistics> {
     let t = meta.plan.table(table)?;
     let tag_order: Vec<String> = t.schema.tag_columns().map(|c| c.name.clone()).collect();
     let fields_in_file: HashSet<String> = t.schema.field_columns().map(|c| c.name.clone()).collect();
@@ -320,6 +327,7 @@ pub fn file_statistics(meta: &FileMeta, table: &str, schema: &Schema) -> crate::
         .iter()
         .enumerate()
         .filter_map(|(i, r)| if let ColumnRole::Field(n) = r { Some((n.as_str(), i)) } else { None })
+        .filter(|(n, _)| scope.field(n))
         .collect();
     let mut seen = vec![false; roles.len()];
     for d in &t.devices {
@@ -360,6 +368,12 @@ pub fn file_statistics(meta: &FileMeta, table: &str, schema: &Schema) -> crate::
                 }
                 // A FIELD the device has was merged while its series were visited.
                 ColumnRole::Field(_) if *seen => continue,
+                // A FIELD the query does not use: not read, so nothing is known of it.
+                ColumnRole::Field(name) if !scope.field(name) => {
+                    a.nulls_known = false;
+                    a.known = false;
+                    continue;
+                }
                 ColumnRole::Attribute | ColumnRole::Missing | ColumnRole::Field(_) => {
                     (ColumnStat { min: None, max: None, nulls: Some(n) }, Some((None, None)))
                 }
@@ -462,11 +476,14 @@ impl FileFormat for TsFileFormat {
         table_schema: SchemaRef,
         object: &ObjectMeta,
     ) -> Result<Statistics> {
+        if self.scope == StatisticsScope::None {
+            return Ok(Statistics::new_unknown(&table_schema));
+        }
         let (m, _) = self.cache.get_with(store, object, &self.options.read).await.map_err(df_err)?;
         let table = self.pick_table(&[(m.clone(), object)])?;
         if m.reader().metadata().table_schema(&table).is_none() && m.reader().metadata().table_root(&table).is_some() {
             let tree = m.plan.tree(&table).map_err(|e| df_err(e.in_file(&m.location)))?;
-            return Ok(tree_file_statistics(&tree, &table_schema));
+            return Ok(tree_file_statistics(&tree, &table_schema, &|name| self.scope.field(name)));
         }
         if m.reader().metadata().table_schema(&table).is_none() {
             // This file lacks the table: it contributes no rows.
@@ -480,7 +497,7 @@ impl FileFormat for TsFileFormat {
             // here and its devices are pruned as it is scanned.
             return Ok(Statistics::new_unknown(&table_schema));
         }
-        m.statistics_with(&table, &table_schema, || file_statistics(&m, &table, &table_schema))
+        m.statistics_with(&table, &table_schema, &self.scope, || file_statistics(&m, &table, &table_schema, &self.scope))
             .map_err(|e| df_err(e.in_file(&m.location)))
     }
 

@@ -15,6 +15,33 @@ use crate::format::FileReader;
 use crate::io::{fetch_chunk_ends, open_object_opts, OpenOptions, RangeSource};
 use crate::plan::{FileView, TableView, TagFilter};
 
+/// Which columns of a table `TsFileFormat::infer_stats` computes statistics for. Row
+/// counts, time and TAG bounds come from the table's view (a device's time series); a FIELD
+/// column's from a walk of every device's series. `TsFileTable`
+/// asks per query for the columns it uses, and for none when the query names its devices by
+/// TAG (the scan looks them up along their index path: statistics would walk every device).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub enum StatisticsScope {
+    /// Every column (a format used directly, e.g. by DataFusion's listing table).
+    #[default]
+    All,
+    /// Rows, time, TAGs and these FIELD (tree: measurement) columns; other fields unknown.
+    Columns(Arc<std::collections::BTreeSet<String>>),
+    /// None: every statistic unknown (nothing is read at planning beyond the footer).
+    None,
+}
+
+impl StatisticsScope {
+    /// Whether FIELD (or measurement) column `name` gets statistics.
+    pub fn field(&self, name: &str) -> bool {
+        match self {
+            StatisticsScope::All => true,
+            StatisticsScope::Columns(c) => c.contains(name),
+            StatisticsScope::None => false,
+        }
+    }
+}
+
 /// A file's parsed footer and index area with the planning views built from it
 #[derive(Debug)]
 pub struct FileMeta {
@@ -23,8 +50,9 @@ pub struct FileMeta {
     /// The file as the user names it, for error messages: `/` + path on the local file
     /// system, `s3://bucket/key` on S3, the store path elsewhere.
     pub location: String,
-    /// File statistics by table and table schema, computed once (planning asks on every query).
-    statistics: Mutex<HashMap<(String, arrow_schema::SchemaRef), datafusion::common::Statistics>>,
+    /// File statistics by table, table schema and the columns they cover, computed once
+    /// (planning asks on every query).
+    statistics: Mutex<HashMap<(String, arrow_schema::SchemaRef, StatisticsScope), datafusion::common::Statistics>>,
 }
 
 impl FileMeta {
@@ -47,15 +75,16 @@ impl FileMeta {
             .map_err(|e| datafusion::common::DataFusionError::Plan(format!("{}: {}", self.location, root_message(&e))))
     }
 
-    /// The statistics of `table` for `schema`, computed by `compute` on first use and kept
-    /// with the footer (a failure is returned, not kept).
+    /// The statistics of `table` for `schema` covering `scope`, computed by `compute` on
+    /// first use and kept with the footer (a failure is returned, not kept).
     pub fn statistics_with(
         &self,
         table: &str,
         schema: &arrow_schema::SchemaRef,
+        scope: &StatisticsScope,
         compute: impl FnOnce() -> Result<datafusion::common::Statistics>,
     ) -> Result<datafusion::common::Statistics> {
-        let key = (table.to_string(), schema.clone());
+        let key = (table.to_string(), schema.clone(), scope.clone());
         if let Some(s) = self.statistics.lock().ok().and_then(|m| m.get(&key).cloned()) {
             return Ok(s);
         }

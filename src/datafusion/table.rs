@@ -30,7 +30,7 @@ use crate::datafusion::aggregate::TsFileStatisticsAggregate;
 use crate::datafusion::errors::df_err;
 use crate::datafusion::format::{TsFileFormat, TsFileFormatFactory, TSFILE_EXTENSION};
 use crate::datafusion::location::parse_location;
-use crate::datafusion::metadata::MetadataCache;
+use crate::datafusion::metadata::{MetadataCache, StatisticsScope};
 use crate::datafusion::options::TsFileReadOptions;
 use crate::datafusion::session_options::TsFileSessionOptions;
 use crate::datafusion::table_options::TsFileTableOptions;
@@ -65,6 +65,8 @@ pub fn register_tsfile_format(ctx: &SessionContext) -> Result<()> {
 #[derive(Debug)]
 pub struct TsFileTable {
     inner: ListingTable,
+    /// The files' schema (the table's without its partition columns).
+    file_schema: SchemaRef,
     options: TsFileReadOptions,
     paths: Vec<String>,
     partition_cols: Vec<(String, DataType)>,
@@ -89,11 +91,13 @@ impl TsFileTable {
         let format = Arc::new(TsFileFormat::new(options.clone()));
         let listing = Self::listing(format, &partition_cols);
         let config = ListingTableConfig::new_with_multi_paths(urls).with_listing_options(listing).infer_schema(state).await?;
+        let file_schema =
+            config.file_schema.clone().ok_or_else(|| DataFusionError::Internal("TsFile table without schema".into()))?;
         let paths = paths.iter().map(|p| p.to_string()).collect();
         // The session's file statistics cache: planning does not rebuild a file's statistics
         // (over all its devices) for every query.
         let inner = ListingTable::try_new(config)?.with_cache(state.runtime_env().cache_manager.get_file_statistic_cache());
-        Ok(TsFileTable { inner, options, paths, partition_cols })
+        Ok(TsFileTable { inner, file_schema, options, paths, partition_cols })
     }
 
     /// Rebuild a table whose schema is already known, reading no file: `schema` is the
@@ -115,8 +119,8 @@ impl TsFileTable {
         let format = Arc::new(TsFileFormat::with_cache(options.clone(), cache));
         let config = ListingTableConfig::new_with_multi_paths(urls)
             .with_listing_options(Self::listing(format, &partition_cols))
-            .with_schema(file_schema);
-        Ok(TsFileTable { inner: ListingTable::try_new(config)?, options, paths: paths.to_vec(), partition_cols })
+            .with_schema(file_schema.clone());
+        Ok(TsFileTable { inner: ListingTable::try_new(config)?, file_schema, options, paths: paths.to_vec(), partition_cols })
     }
 
     /// The listing URLs, scoped by the TsFile table they read: the session's statistics
@@ -152,6 +156,25 @@ impl TsFileTable {
         self
     }
 
+    /// The planning statistics a scan of `projection` under `filters` asks its files for:
+    /// none when a filter names devices by TAG (`tag = 'x'`, `tag IN (...)`: the scan looks
+    /// them up along their index path, while statistics would walk every device of every
+    /// file), else the FIELD columns the query uses.
+    fn statistics_scope(&self, projection: Option<&Vec<usize>>, filters: &[Expr]) -> StatisticsScope {
+        let schema = self.inner.schema();
+        if filters.iter().any(|f| names_devices(f, &schema)) {
+            return StatisticsScope::None;
+        }
+        let mut used: BTreeSet<String> = match projection {
+            Some(p) => p.iter().filter_map(|&i| schema.fields().get(i)).map(|f| f.name().clone()).collect(),
+            None => schema.fields().iter().map(|f| f.name().clone()).collect(),
+        };
+        for f in filters {
+            used.extend(f.column_refs().into_iter().map(|c| c.name.clone()));
+        }
+        StatisticsScope::Columns(Arc::new(used))
+    }
+
     /// The options.
     pub fn options(&self) -> &TsFileReadOptions {
         &self.options
@@ -185,7 +208,19 @@ impl TableProvider for TsFileTable {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        self.inner.scan(state, projection, filters, limit).await
+        let scope = self.statistics_scope(projection, filters);
+        let Some(format) = self.inner.options().format.downcast_ref::<TsFileFormat>() else {
+            return self.inner.scan(state, projection, filters, limit).await;
+        };
+        // The same listing with a format that computes planning statistics for `scope` only
+        // (kept with each file's footer, per scope; not in the session's cache, which is
+        // keyed by file alone).
+        let mut options = self.inner.options().clone();
+        options.format = Arc::new(format.with_statistics_scope(scope));
+        let config = ListingTableConfig::new_with_multi_paths(self.inner.table_paths().clone())
+            .with_listing_options(options)
+            .with_schema(self.file_schema.clone());
+        ListingTable::try_new(config)?.scan(state, projection, filters, limit).await
     }
 
     fn supports_filters_pushdown(&self, filters: &[&Expr]) -> Result<Vec<TableProviderFilterPushDown>> {
@@ -198,6 +233,33 @@ impl TableProvider for TsFileTable {
 
     fn get_table_definition(&self) -> Option<&str> {
         self.inner.get_table_definition()
+    }
+}
+
+/// Whether `filter`'s conjunction holds an equality or a (non-negated) `IN` list of literals
+/// on a TAG column of `schema`: the rows it allows come from the devices those values name.
+fn names_devices(filter: &Expr, schema: &arrow_schema::Schema) -> bool {
+    let literal = |e: &Expr| matches!(e, Expr::Literal(..));
+    match filter {
+        Expr::BinaryExpr(b) if b.op == datafusion::logical_expr::Operator::And => {
+            names_devices(&b.left, schema) || names_devices(&b.right, schema)
+        }
+        Expr::BinaryExpr(b) if b.op == datafusion::logical_expr::Operator::Eq => {
+            (tag_column(&b.left, schema) && literal(&b.right)) || (tag_column(&b.right, schema) && literal(&b.left))
+        }
+        Expr::InList(l) => !l.negated && tag_column(&l.expr, schema) && l.list.iter().all(literal),
+        _ => false,
+    }
+}
+
+/// Whether `e` is a TAG column of `schema` (possibly cast).
+fn tag_column(e: &Expr, schema: &arrow_schema::Schema) -> bool {
+    match e {
+        Expr::Column(c) => schema
+            .field_with_name(&c.name)
+            .is_ok_and(|f| f.metadata().get(crate::arrow::schema::CATEGORY_KEY).map(String::as_str) == Some("TAG")),
+        Expr::Cast(c) => tag_column(&c.expr, schema),
+        _ => false,
     }
 }
 

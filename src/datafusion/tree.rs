@@ -191,8 +191,9 @@ pub fn device_container(d: &TreeDevice, roles: &[TreeRole], schema: &Schema) -> 
 /// Table-level statistics of one file's devices of a tree key, for `schema` (the merged
 /// schema): exact time and path bounds; measurement bounds exact where the statistics give
 /// the exact answer, inexact where they only bound the values (floats, see
-/// [`value_facts`]); the row count is exact only when every device's is.
-pub fn tree_file_statistics(meta: &TreeView, schema: &Schema) -> Statistics {
+/// [`value_facts`]); the row count is exact only when every device's is. Measurements
+/// `wanted` rejects get no statistics (the query does not use them).
+pub fn tree_file_statistics(meta: &TreeView, schema: &Schema, wanted: &dyn Fn(&str) -> bool) -> Statistics {
     let roles = tree_roles(schema);
     let devices: Vec<&TreeDevice> = meta.devices.iter().filter(|d| d.rows_bound() > 0).collect();
     let exact: Option<u64> = devices.iter().try_fold(0u64, |a, d| d.rows_exact().map(|r| a.saturating_add(r)));
@@ -207,6 +208,9 @@ pub fn tree_file_statistics(meta: &TreeView, schema: &Schema) -> Statistics {
         .zip(schema.fields())
         .map(|(role, field)| {
             let ty = field.data_type();
+            if matches!(role, TreeRole::Measurement(name) if !wanted(name)) {
+                return ColumnStatistics::new_unknown();
+            }
             // Per device: (min, max) of the column's values and whether each is the exact
             // answer (float statistics give bounds that may not be attained), None = unknown.
             let exact_pair = |lo: ScalarValue, hi: ScalarValue| Some((lo, hi, true, true));
