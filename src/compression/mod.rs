@@ -35,8 +35,11 @@
 use std::cell::RefCell;
 use std::io::{self, Read};
 
+mod compress;
 mod lzo;
 mod xz;
+
+pub use compress::{can_compress, compress_into};
 
 use lzo::lzo;
 use xz::lzma2;

@@ -24,6 +24,7 @@ pub mod metadata;
 pub mod open;
 pub mod reader;
 pub mod scan;
+pub mod serialize;
 pub mod source;
 pub mod statistics;
 pub mod timeseries;

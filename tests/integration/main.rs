@@ -29,5 +29,6 @@ mod sweep;
 mod truncation;
 mod v3;
 mod wide;
+mod write_roundtrip;
 mod writer;
 mod writer_v3;
