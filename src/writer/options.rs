@@ -13,6 +13,7 @@
 //! | `encoding.<column>` | Java's default for its type | encoding of one column |
 //! | `page_max_points` | 10000 | most rows of a page |
 //! | `page_max_bytes` | 65536 | a page closes when a PLAIN column's values reach this size |
+//! | `sort` | `false` | SQL only: have DataFusion sort the input by TAG columns and time first (spilling to disk as needed), for input whose devices arrive out of time order across more than `memory_limit` |
 //!
 //! Without `tags`: the columns whose Arrow metadata says `tsfile.category = TAG` (what this
 //! crate's reader produces, so a TsFile read back writes the same devices); else every
@@ -49,6 +50,9 @@ pub struct TsFileWriterOptions {
     pub compressions: HashMap<String, Compression>,
     /// Page limits and the time column's encoding.
     pub format: WriteOptions,
+    /// Sort the input by TAG columns and time before writing (the DataFusion sink asks the
+    /// engine for that order; the library writer ignores it).
+    pub sort: bool,
 }
 
 impl Default for TsFileWriterOptions {
@@ -62,6 +66,7 @@ impl Default for TsFileWriterOptions {
             encodings: HashMap::new(),
             compressions: HashMap::new(),
             format: WriteOptions::default(),
+            sort: false,
         }
     }
 }
@@ -102,6 +107,13 @@ impl TsFileWriterOptions {
                     parse_bytes(value).filter(|v| *v > 0).ok_or_else(|| bad(key, value, "a positive byte size such as 64m"))?
             }
             "compression" => self.compression = Some(compression(value)?),
+            "sort" => {
+                self.sort = match value.trim().to_ascii_lowercase().as_str() {
+                    "true" | "1" | "yes" => true,
+                    "false" | "0" | "no" => false,
+                    _ => return Err(bad(key, value, "true or false")),
+                }
+            }
             "page_max_points" => {
                 self.format.page_max_points =
                     value.trim().parse().ok().filter(|v| *v > 0).ok_or_else(|| bad(key, value, "a positive integer"))?
@@ -120,7 +132,7 @@ impl TsFileWriterOptions {
                 } else {
                     return Err(TsFileError::InvalidArgument(format!(
                         "unknown write option '{key}' (known: table, tags, time_column, memory_limit, compression, \
-                         compression.<column>, encoding.<column>, page_max_points, page_max_bytes)"
+                         compression.<column>, encoding.<column>, page_max_points, page_max_bytes, sort)"
                     )));
                 }
             }

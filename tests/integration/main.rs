@@ -30,5 +30,6 @@ mod truncation;
 mod v3;
 mod wide;
 mod write_roundtrip;
+mod write_sql;
 mod writer;
 mod writer_v3;

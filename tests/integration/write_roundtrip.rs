@@ -329,12 +329,17 @@ pub fn write_case(case: &Case, batch: usize) -> Vec<u8> {
 /// Rows read back: sorted `(tags, time, cells)` with cells in the case's field order.
 pub fn read_rows(bytes: Vec<u8>, case: &Case) -> Vec<Row> {
     let file = TsFile::from_bytes(Bytes::from(bytes)).unwrap();
+    let batches: Vec<RecordBatch> = file.read_table("t", TableRead::default()).unwrap().map(|b| b.unwrap()).collect();
+    rows_of(&batches, case)
+}
+
+/// The rows of batches read back (columns found by name), sorted.
+pub fn rows_of(batches: &[RecordBatch], case: &Case) -> Vec<Row> {
     let mut out = Vec::new();
-    for b in file.read_table("t", TableRead::default()).unwrap() {
-        let b = b.unwrap();
+    for b in batches {
         let s = b.schema();
         for row in 0..b.num_rows() {
-            let time = match cell(b.column(0).as_ref(), row) {
+            let time = match cell(b.column(s.index_of("time").unwrap()).as_ref(), row) {
                 V::I64(t) => t,
                 other => panic!("time {other:?}"),
             };
