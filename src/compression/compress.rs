@@ -6,7 +6,7 @@
 //! | UNCOMPRESSED | the page itself | copy |
 //! | SNAPPY | one raw snappy block | `snap::raw::Encoder` |
 //! | GZIP | one gzip member | `flate2` (default level) |
-//! | LZ4 | one raw LZ4 block (no frame, no size prefix) | `lz4_flex::block` |
+//! | LZ4 | one raw LZ4 block (no frame, no size prefix) | in this crate (`lz4_block.rs`: a denser matcher than `lz4_flex`'s) |
 //! | ZSTD | one zstd frame | `zstd` (level 3, the zstd default) |
 //! | LZMA2 | LZMA2 in an XZ container | `lzma-rs` |
 //!
@@ -30,13 +30,7 @@ pub fn compress_into(codec: Compression, input: &[u8], out: &mut Vec<u8>) -> Res
     let failed = |detail: String| TsFileError::InvalidArgument(format!("{} compression failed: {detail}", codec.name()));
     match codec {
         Compression::Uncompressed => out.extend_from_slice(input),
-        Compression::Lz4 => {
-            let max = lz4_flex::block::get_maximum_output_size(input.len());
-            out.resize(start + max, 0);
-            let n = lz4_flex::block::compress_into(input, out.get_mut(start..).unwrap_or_default())
-                .map_err(|e| failed(e.to_string()))?;
-            out.truncate(start + n);
-        }
+        Compression::Lz4 => super::lz4_block::compress_into(input, out),
         Compression::Snappy => {
             let max = snap::raw::max_compress_len(input.len());
             out.resize(start + max, 0);

@@ -36,6 +36,7 @@ use std::cell::RefCell;
 use std::io::{self, Read};
 
 mod compress;
+mod lz4_block;
 mod lzo;
 mod xz;
 
