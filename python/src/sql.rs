@@ -10,9 +10,9 @@
 use std::sync::Arc;
 
 use arrow::array::RecordBatch;
-use datafusion::error::DataFusionError;
 use datafusion::catalog::TableProvider;
 use datafusion::datasource::MemTable;
+use datafusion::error::DataFusionError;
 use datafusion::physical_plan::collect;
 use datafusion::prelude::SessionContext;
 use datafusion_tsfile::datafusion::enable_tsfile_url_tables;
@@ -48,7 +48,8 @@ pub fn sql(py: Python<'_>, query: &str, tables: Vec<(String, TableArg)>) -> PyRe
             TableArg::Data(data) => {
                 let reader = crate::write::import_stream(data.bind(py))?;
                 let schema = arrow::record_batch::RecordBatchReader::schema(&reader);
-                let batches = reader.collect::<Result<Vec<_>, _>>().map_err(|e| errors::invalid(format!("reading table '{name}': {e}")))?;
+                let batches =
+                    reader.collect::<Result<Vec<_>, _>>().map_err(|e| errors::invalid(format!("reading table '{name}': {e}")))?;
                 Arc::new(MemTable::try_new(schema, vec![batches]).map_err(errors::from_datafusion)?)
             }
         };

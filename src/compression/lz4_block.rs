@@ -165,7 +165,7 @@ mod tests {
         assert!(round_trip(&text) < 1_000);
         // Long literal runs and long matches (length continuation bytes), far offsets.
         let mut mixed: Vec<u8> = (0..70_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
-        mixed.extend_from_slice(&mixed[1000..5000].to_vec());
+        mixed.extend_from_within(1000..5000);
         mixed.extend(vec![0u8; 5000]);
         round_trip(&mixed);
         // A GORILLA page of a temperature-like random walk (rounded to 0.01), the case

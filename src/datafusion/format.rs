@@ -26,7 +26,7 @@ use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::logical_expr::dml::InsertOp;
 use datafusion::physical_expr::LexRequirement;
-use datafusion::physical_plan::{ExecutionPlan, ExecutionPlanProperties};
+use datafusion::physical_plan::ExecutionPlan;
 use futures::{StreamExt, TryStreamExt};
 use object_store::{ObjectMeta, ObjectStore};
 
@@ -546,9 +546,10 @@ impl FileFormat for TsFileFormat {
             // DataFusion sorts (and merges the partitions) to satisfy it.
             return Ok(Arc::new(DataSinkExec::new(input, Arc::new(sink), Some(order))));
         }
-        // Partitions one after the other, so that each device's rows stay in time order.
-        let input: Arc<dyn ExecutionPlan> =
-            if input.output_partitioning().partition_count() > 1 { Arc::new(InOrderExec::new(input)) } else { input };
+        // Partitions one after the other, so that each device's rows stay in time order; also
+        // over one partition, since the optimizer would otherwise split a file scan into byte
+        // ranges later and merge them in arrival order.
+        let input: Arc<dyn ExecutionPlan> = Arc::new(InOrderExec::new(input));
         Ok(Arc::new(DataSinkExec::new(input, Arc::new(sink), order_requirements)))
     }
 

@@ -5,7 +5,9 @@
 //! partitions of, say, a Parquet file read in byte ranges: a device cut by a range boundary
 //! would then see its later rows first. This node reads the partitions concurrently
 //! ([`execute_in_order`], a few batches ahead each) and emits them in partition order, which
-//! for a file scan is the files' order.
+//! for a file scan is the files' order. It does not ask for its input to be repartitioned, so
+//! the optimizer leaves a file scan below it unsplit (a split into byte ranges would still be
+//! read in order, but a round-robin repartition would not).
 
 use std::fmt;
 use std::sync::Arc;

@@ -111,6 +111,19 @@ async fn complete(w: &mut BufWriter) -> std::io::Result<()> {
     std::future::poll_fn(|cx| tokio::io::AsyncWrite::poll_shutdown(std::pin::Pin::new(&mut *w), cx)).await
 }
 
+/// `batch_schema` with each field's metadata taken from the field of the same name in `sink`.
+fn with_metadata_of(batch_schema: &SchemaRef, sink: &SchemaRef) -> SchemaRef {
+    let fields: Vec<arrow_schema::Field> = batch_schema
+        .fields()
+        .iter()
+        .map(|f| match sink.field_with_name(f.name()) {
+            Ok(s) if f.metadata().is_empty() => f.as_ref().clone().with_metadata(s.metadata().clone()),
+            _ => f.as_ref().clone(),
+        })
+        .collect();
+    Arc::new(arrow_schema::Schema::new_with_metadata(fields, batch_schema.metadata().clone()))
+}
+
 /// Write one file from its batches.
 async fn write_file(
     store: Arc<dyn ObjectStore>,
@@ -121,7 +134,17 @@ async fn write_file(
 ) -> Result<u64> {
     let mut upload = BufWriter::with_capacity(store, path.clone(), 16 << 20);
     let result: Result<u64> = async {
+        // The first batch's schema (the demuxer drops `PARTITIONED BY` columns), with the
+        // sink schema's field metadata (TAG marks), or the sink schema for an empty file.
+        let first = rx.recv().await;
+        let schema = match &first {
+            Some(b) => with_metadata_of(b.schema_ref(), &schema),
+            None => schema,
+        };
         let mut writer = TsFileWriter::try_new(Vec::with_capacity(DRAIN_BYTES), schema, &options).map_err(df_err)?;
+        if let Some(b) = &first {
+            writer.write(b).map_err(df_err)?;
+        }
         while let Some(batch) = rx.recv().await {
             writer.write(&batch).map_err(df_err)?;
             if writer.output_mut().len() >= DRAIN_BYTES {
