@@ -92,7 +92,7 @@ impl FileFormatFactory for TsFileFormatFactory {
     }
 }
 
-/// Split off the write options (see [`crate::datafusion::sink`]) from the read options.
+/// Split off the write options (see [`TsFileSink`](crate::datafusion::TsFileSink)) from the read options.
 fn split_write_options(options: HashMap<String, String>) -> (HashMap<String, String>, Vec<(String, String)>) {
     let mut read = HashMap::new();
     let mut write = Vec::new();
@@ -151,7 +151,7 @@ impl GetExt for TsFileFormatFactory {
 pub struct TsFileFormat {
     options: TsFileReadOptions,
     cache: Arc<MetadataCache>,
-    /// Write options of `COPY`/`INSERT INTO` (see [`crate::datafusion::sink`]).
+    /// Write options of `COPY`/`INSERT INTO` (see [`TsFileSink`](crate::datafusion::TsFileSink)).
     write_options: Arc<Vec<(String, String)>>,
 }
 
@@ -167,7 +167,7 @@ impl TsFileFormat {
     }
 
     /// The same format writing with `write_options` (`key`, `value` pairs, see
-    /// [`crate::datafusion::sink`]).
+    /// [`TsFileSink`](crate::datafusion::TsFileSink)).
     pub fn with_write_options(mut self, write_options: Arc<Vec<(String, String)>>) -> Self {
         self.write_options = write_options;
         self

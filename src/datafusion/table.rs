@@ -69,7 +69,7 @@ pub struct TsFileTable {
     options: TsFileReadOptions,
     paths: Vec<String>,
     partition_cols: Vec<(String, DataType)>,
-    /// Write options of `INSERT INTO` (see [`crate::datafusion::sink`]).
+    /// Write options of `INSERT INTO` (see [`TsFileSink`](crate::datafusion::TsFileSink)).
     write_options: Arc<Vec<(String, String)>>,
 }
 
@@ -167,7 +167,7 @@ impl TsFileTable {
     }
 
     /// Write `INSERT INTO` files with these options (`key`, `value`; see
-    /// [`crate::datafusion::sink`]).
+    /// [`TsFileSink`](crate::datafusion::TsFileSink)).
     pub fn with_write_options(mut self, write_options: Arc<Vec<(String, String)>>) -> Self {
         self.write_options = write_options;
         self
@@ -216,7 +216,7 @@ impl TableProvider for TsFileTable {
         self.inner.get_table_definition()
     }
 
-    /// `INSERT INTO`: new files in the table's directory (see [`crate::datafusion::sink`]),
+    /// `INSERT INTO`: new files in the table's directory (see [`TsFileSink`](crate::datafusion::TsFileSink)),
     /// through a listing table whose format carries the table's write options.
     async fn insert_into(
         &self,

@@ -40,7 +40,7 @@ impl TsFileTableOptions {
             .collect()
     }
 
-    /// The write options among the values (see [`crate::datafusion::sink`]).
+    /// The write options among the values (see [`TsFileSink`](crate::datafusion::TsFileSink)).
     pub fn write_values(&self) -> BTreeMap<String, String> {
         self.values
             .iter()

@@ -1,4 +1,4 @@
-//! Arrow arrays → [`ColumnBuffer`]s: one match on the array type per run of rows, then a
+//! Arrow arrays → `ColumnBuffer`s: one match on the array type per run of rows, then a
 //! monomorphic loop (no per-value dispatch or allocation).
 
 use std::ops::Range;
