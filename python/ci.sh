@@ -7,7 +7,8 @@
 # its own target directory (`target/python`): the package's feature set differs from the
 # workspace's, and a separate directory keeps the two builds from invalidating each other.
 # The venv (`target/python-test-venv`) is made anew each run and gets the wheel with the
-# released datafusion 55, pyarrow, pandas and polars from PyPI. `TSFILE_BIN` names the
+# released datafusion 55, pyarrow, pandas and polars from PyPI, and the official `tsfile`
+# 2.5.0 package, whose C++ reader cross-checks the files we write (tests/test_write.py). `TSFILE_BIN` names the
 # `tsfile` binary the SQL tests compare with (default: target/debug/tsfile, built if missing).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,7 +26,7 @@ export TSFILE_BIN
 t0=$SECONDS
 rm -rf "$venv" "$wheels"
 python3 -m venv "$venv"
-"$venv/bin/pip" install -q --disable-pip-version-check "maturin>=1.16,<2" pytest "datafusion>=55,<56" pyarrow pandas polars
+"$venv/bin/pip" install -q --disable-pip-version-check "maturin>=1.16,<2" pytest "datafusion>=55,<56" pyarrow pandas polars "tsfile==2.5.0"
 echo "python: venv ready in $((SECONDS - t0)) s"
 
 t0=$SECONDS

@@ -11,12 +11,14 @@
 //!   helpers, the `tsfile_metadata` table function and plan codecs (feature `datafusion`);
 //! * [`format`](mod@format) — the file's structure: head and tail, TsFileMetadata, the metadata index,
 //!   statistics, chunk and page headers, a forward scan (synchronous, no Arrow);
+//! * [`writer`] — write `RecordBatch`es as a table-model TsFile ([`TsFileWriter`],
+//!   [`LocalTsFileWriter`], [`TsFileWriterOptions`]);
 //! * [`arrow`] — the TsFile → Arrow type mapping; [`crypto`] — keys for encrypted files;
 //! * [`TsFileError`] — the one error type.
 //!
 //! Internal layers, public only with the feature `experimental` (no stability promise):
-//! `compression` and `encoding` (page bytes → typed values), `read` (pages and chunks → typed
-//! columns with nulls) and `io` (async range reads from an `object_store`). A lower layer
+//! `compression` and `encoding` (page bytes → typed values and back), `read` (pages and chunks → typed
+//! columns with nulls), `write` (typed columns → TsFile bytes) and `io` (async range reads from an `object_store`). A lower layer
 //! never imports a higher one; ARCHITECTURE.md has the table.
 #![warn(missing_docs)]
 // Test code may unwrap, index and cast freely. The format, compression, encoding and read
@@ -57,12 +59,15 @@ pub mod plan;
 internal_layer! { mod read; }
 pub mod stats;
 pub mod summary;
+internal_layer! { mod write; }
+pub mod writer;
 
 pub use encoding::{DecodeOptions, SprintzProduct, WriterLayout};
 pub use error::{Result, TsFileError};
 pub use file::{TableBatches, TableRead, TsFile, TsFileOptions};
 pub use read::survey::{survey_writer, WriterSurvey};
 pub use read::ReadOptions;
+pub use writer::{LocalTsFileWriter, TsFileWriter, TsFileWriterOptions};
 
 /// The README's Rust examples, compiled as doc tests.
 #[cfg(doctest)]

@@ -257,7 +257,7 @@ fn plural(n: usize, what: &str) -> String {
 }
 
 /// A progress bar on a terminal (stderr), hidden otherwise.
-fn progress_bar(total: Option<u64>, quiet: bool) -> ProgressBar {
+pub(crate) fn progress_bar(total: Option<u64>, quiet: bool) -> ProgressBar {
     if quiet || !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }

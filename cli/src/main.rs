@@ -3,11 +3,13 @@
 //! * `tsfile sql` — an SQL shell (datafusion-cli with TsFile support): `SELECT … FROM
 //!   'dir/*.tsfile'`, `CREATE EXTERNAL TABLE … STORED AS TSFILE`, `tsfile_metadata('path')`;
 //! * `tsfile export INPUT… --to OUT` — TsFile tables to Parquet, streaming, with progress;
+//! * `tsfile convert INPUT… --to OUT.tsfile` — Parquet or CSV to a TsFile, streaming, with progress;
 //! * `tsfile inspect FILE` — the structure of a TsFile as a readable tree (`--json` for one
 //!   JSON document, `--scan` to walk the data section of a file without a footer).
 //!
 //! Errors print as one line on stderr and the exit code is non-zero.
 
+mod convert;
 mod export;
 mod inspect;
 mod keys;
@@ -49,6 +51,13 @@ enum Command {
     /// `--to out.parquet` writes every input into one file; `--to outdir/` writes one
     /// Parquet file per input file (and per table when a file holds several).
     Export(export::ExportArgs),
+    /// Convert Parquet or CSV files into one TsFile (streaming, bounded memory, progress on a
+    /// terminal).
+    ///
+    /// `tsfile convert data.parquet --to data.tsfile --tags region,device` writes a
+    /// table-model TsFile named after the output (`--table` to choose), one device per
+    /// distinct TAG tuple; the file appears only when complete.
+    Convert(convert::ConvertArgs),
     /// Show a TsFile's structure: tables, devices, series, chunks, pages, statistics,
     /// bloom filter, properties and the writer decision with its evidence (no values are
     /// decoded, except pages of the writer-dependent encodings, judged both ways).
@@ -107,6 +116,7 @@ fn run(cli: Cli) -> Result<(), String> {
         Command::Inspect { json, scan, file } => inspect(json, scan, &file),
         Command::Sql(args) => runtime()?.block_on(sql::run(args)),
         Command::Export(args) => runtime()?.block_on(export::run(args)),
+        Command::Convert(args) => runtime()?.block_on(convert::run(args)),
     }
 }
 

@@ -467,3 +467,51 @@ fn test_inspect_version_3_file() {
     let (ok, text, err) = tsfile(&["inspect", p.to_str().unwrap()]);
     assert!(ok && !text.is_empty(), "{err}");
 }
+
+#[test]
+fn test_convert_parquet_to_tsfile_reads_back_the_same_rows() {
+    let dir = scratch("convert");
+    let parquet = dir.join("north.parquet");
+    let p = parquet.to_str().unwrap();
+    let (ok, _, err) = tsfile_in_root(&["export", "-q", "data/sample.tsfile", "--to", p, "--where", "region = 'north'"]);
+    assert!(ok, "{err}");
+    let out = dir.join("north.tsfile");
+    let o = out.to_str().unwrap();
+    let (ok, stdout, err) = tsfile_in_root(&[
+        "convert",
+        p,
+        "--to",
+        o,
+        "--tags",
+        "region,site,device",
+        "-o",
+        "page_max_points=5000",
+        "-o",
+        "memory_limit=8m",
+    ]);
+    assert!(ok, "{err}");
+    assert!(stdout.starts_with("converted 200,680 rows from 1 input(s)"), "{stdout}");
+    let q = |from: &str| {
+        format!(
+            "SELECT count(*) AS n, sum(energy_wh) AS e, count(humidity) AS h, count(DISTINCT device) AS d, min(time) AS t0, \
+             max(time) AS t1 FROM {from} WHERE region = 'north'"
+        )
+    };
+    assert_eq!(sql_rows(&[&q(&format!("'{o}'"))]), sql_rows(&[&q("'data/sample.tsfile'")]));
+    // Every row, bit for bit: the set difference both ways is empty.
+    let diff = |a: &str, b: &str| format!("SELECT count(*) AS n FROM (SELECT * FROM {a} EXCEPT ALL SELECT * FROM {b})");
+    let sample = "(SELECT * FROM 'data/sample.tsfile' WHERE region = 'north')";
+    assert_eq!(sql_rows(&[&diff(&format!("'{o}'"), sample)])[0]["n"], 0);
+    assert_eq!(sql_rows(&[&diff(sample, &format!("'{o}'"))])[0]["n"], 0);
+    // The layout: one table named after the file, 100 devices, TS_2DIFF/GORILLA/LZ4.
+    let (ok, text, err) = tsfile_in_root(&["inspect", "--json", o]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["tables"][0]["name"], "north", "{text}");
+    let (ok, _, err) = tsfile_in_root(&["convert", p, "--to", o]);
+    assert!(!ok && err.contains("--force"), "{err}");
+    let (ok, _, err) = tsfile_in_root(&["convert", "README.md", "--to", o, "--force"]);
+    assert!(!ok && err.starts_with("error: ") && err.lines().count() == 1, "{err}");
+    assert!(out.exists(), "a failed conversion leaves the old file");
+    std::fs::remove_dir_all(dir).unwrap();
+}

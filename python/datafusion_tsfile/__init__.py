@@ -10,7 +10,9 @@
   and ``CREATE EXTERNAL TABLE … STORED AS TSFILE`` in datafusion-python 55;
 * :func:`sql`: a query on the package's own engine, aggregates answered from statistics;
 * :func:`metadata`: one row per device and column, with statistics;
-* :func:`export_parquet`: a table into one Parquet file, with progress.
+* :func:`export_parquet`: a table into one Parquet file, with progress;
+* :func:`write_tsfile`: Arrow data (pyarrow, pandas, polars) into a TsFile; :func:`sql`
+  also runs ``COPY (…) TO 'x.tsfile' STORED AS TSFILE`` over Arrow tables it is given.
 
 Reading options (``table``, ``time_unit``, ``master_key``, ``pruning``, …) are keyword
 arguments; they are the options of ``CREATE EXTERNAL TABLE … OPTIONS`` in the Rust crate.
@@ -310,7 +312,7 @@ def export_parquet(
             close()
 
 
-def sql(query: str, tables: Mapping[str, TsFileTable | Paths] | None = None) -> pa.Table:
+def sql(query: str, tables: Mapping[str, TsFileTable | Paths | Any] | None = None) -> pa.Table:
     """Run one SQL statement on this package's own engine (the ``tsfile sql`` one) and
     return the result as a ``pyarrow.Table``.
 
@@ -320,8 +322,10 @@ def sql(query: str, tables: Mapping[str, TsFileTable | Paths] | None = None) -> 
         query: the statement. A quoted ``.tsfile`` location (a file, directory or glob)
             is a table: ``FROM 'dir/*.tsfile'``; ``tsfile_metadata('path')`` is the
             metadata table function.
-        tables: more tables by name: ``TsFileTable`` objects (with their options) or
-            paths opened with the default options.
+        tables: more tables by name: ``TsFileTable`` objects (with their options),
+            paths opened with the default options, or Arrow data (pyarrow, pandas,
+            polars; held in memory) — e.g. the source of
+            ``COPY (SELECT * FROM src) TO 'x.tsfile' STORED AS TSFILE OPTIONS ('tsfile.tags' 'device')``.
 
     Unlike a datafusion-python ``SessionContext``, which plans aggregates itself, this
     engine answers counts, minima and maxima, first and last values and time-bucket
@@ -330,8 +334,69 @@ def sql(query: str, tables: Mapping[str, TsFileTable | Paths] | None = None) -> 
     """
     registered = []
     for name, table in (tables or {}).items():
-        registered.append((name, table._inner if isinstance(table, TsFileTable) else _paths(table)))
+        if isinstance(table, TsFileTable):
+            registered.append((name, table._inner))
+        elif isinstance(table, (str, os.PathLike)) or (isinstance(table, Sequence) and not hasattr(table, "__arrow_c_stream__")):
+            registered.append((name, _paths(table)))
+        else:
+            registered.append((name, _arrow_data(table)))
     return pa.table(_internal.sql(query, registered))
+
+
+def _arrow_data(data: Any) -> Any:
+    """Arrow data with ``__arrow_c_stream__``: pandas frames become pyarrow tables (index
+    dropped), polars frames without the interface go through ``to_arrow()``."""
+    if hasattr(data, "__arrow_c_stream__"):
+        return data
+    if type(data).__module__.startswith("pandas"):
+        return pa.Table.from_pandas(data, preserve_index=False)
+    if hasattr(data, "to_arrow"):
+        return data.to_arrow()
+    raise InvalidArgumentError(
+        f"expected a pyarrow Table or RecordBatchReader, a pandas or polars DataFrame, got {type(data).__name__}"
+    )
+
+
+def write_tsfile(
+    data: Any,
+    path: PathLike,
+    table: str | None = None,
+    tags: str | Sequence[str] | None = None,
+    time_column: str | None = None,
+    **options: Any,
+) -> int:
+    """Write Arrow data as a table-model TsFile; returns the number of rows written.
+
+    >>> write_tsfile(pa_table, "weather.tsfile", tags=["region", "device"])  # doctest: +SKIP
+
+    Args:
+        data: a ``pyarrow.Table``, ``RecordBatchReader`` or ``RecordBatch``, a pandas or
+            polars ``DataFrame``, or anything with ``__arrow_c_stream__`` (streamed: a
+            reader is consumed batch by batch).
+        path: the TsFile to write; it appears only when complete (replaced if it exists).
+        table: the table name (default: the file stem).
+        tags: the TAG columns (device identifiers), a list or a comma-separated string
+            (default: columns marked TAG in their Arrow metadata, else dictionary-encoded
+            string columns, else none).
+        time_column: the time column (default ``time``): a timestamp in any unit (stored
+            as is) or int64, without nulls.
+        **options: write options as in ``COPY … OPTIONS``: ``memory_limit`` (``"64m"``),
+            ``compression`` (``"LZ4"``), ``encoding.<column>``, ``compression.<column>``,
+            ``page_max_points``, ``page_max_bytes``.
+
+    Bad input (an unsupported type, a duplicate (device, time), a null time) raises
+    :class:`TsFileError` and leaves no file.
+    """
+    pairs: list[tuple[str, str]] = []
+    if table is not None:
+        pairs.append(("table", table))
+    if tags is not None:
+        pairs.append(("tags", tags if isinstance(tags, str) else ",".join(tags)))
+    if time_column is not None:
+        pairs.append(("time_column", time_column))
+    for key, value in options.items():
+        pairs.append((key, str(value).lower() if isinstance(value, bool) else str(value)))
+    return _internal.write_tsfile(_arrow_data(data), os.fspath(path), pairs)
 
 
 class TsFileTable:
@@ -388,6 +453,7 @@ __all__ = [
     "metadata",
     "export_parquet",
     "sql",
+    "write_tsfile",
     "TsFileTable",
     "TsFileTableFactory",
     "TsFileBatchReader",

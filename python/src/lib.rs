@@ -5,6 +5,7 @@
 //! * [`read`]: `read_tsfile` / `read_tsfile_batches`;
 //! * [`provider`]: `TsFileTable` and `TsFileTableFactory` for datafusion-python;
 //! * [`export`]: `metadata` and `export_parquet`; [`sql`]: `sql`, on the package's own engine;
+//! * [`write`]: `write_tsfile` (Arrow data into a TsFile);
 //! * [`arrow_export`]: Arrow PyCapsule exports; [`errors`]: the exception mapping;
 //!   [`runtime`]: the tokio runtime the calls run on.
 
@@ -20,6 +21,7 @@ pub mod provider;
 pub mod read;
 pub mod runtime;
 pub mod sql;
+pub mod write;
 
 /// Table options as Python keyword arguments (`table="weather"`, `time_unit="us"`).
 pub type Options<'py> = Option<HashMap<String, Bound<'py, PyAny>>>;
@@ -72,6 +74,12 @@ fn run_sql(py: Python<'_>, query: &str, tables: Option<Vec<(String, sql::TableAr
     sql::sql(py, query, tables.unwrap_or_default())
 }
 
+#[pyfunction]
+#[pyo3(signature = (data, path, options=None), name = "write_tsfile")]
+fn write_tsfile(data: &Bound<'_, PyAny>, path: PathBuf, options: Option<Vec<(String, String)>>) -> PyResult<u64> {
+    write::write_tsfile(data, path, options.unwrap_or_default())
+}
+
 /// The module: functions and classes the Python package re-exports.
 #[pymodule]
 fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -79,6 +87,7 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(metadata, m)?)?;
     m.add_function(wrap_pyfunction!(export_parquet, m)?)?;
     m.add_function(wrap_pyfunction!(run_sql, m)?)?;
+    m.add_function(wrap_pyfunction!(write_tsfile, m)?)?;
     m.add_class::<provider::PyTsFileTable>()?;
     m.add_class::<provider::PyTsFileTableFactory>()?;
     m.add_class::<arrow_export::BatchStream>()?;

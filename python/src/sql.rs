@@ -10,10 +10,12 @@
 use std::sync::Arc;
 
 use arrow::array::RecordBatch;
+use datafusion::catalog::TableProvider;
+use datafusion::datasource::MemTable;
 use datafusion::error::DataFusionError;
 use datafusion::physical_plan::collect;
 use datafusion::prelude::SessionContext;
-use datafusion_tsfile::datafusion::{enable_tsfile_url_tables, TsFileTable};
+use datafusion_tsfile::datafusion::enable_tsfile_url_tables;
 use pyo3::prelude::*;
 
 use crate::arrow_export::{BatchStream, OrderedBatches};
@@ -30,6 +32,9 @@ pub enum TableArg {
     Opened(Py<PyTsFileTable>),
     /// Files, directories or globs.
     Paths(Vec<String>),
+    /// Arrow data (anything with `__arrow_c_stream__`), registered as an in-memory table:
+    /// the source of a `COPY … TO 'x.tsfile' STORED AS TSFILE`.
+    Data(Py<PyAny>),
 }
 
 /// Run `query` (one statement) with `tables` registered; the whole result, in the order
@@ -37,9 +42,16 @@ pub enum TableArg {
 pub fn sql(py: Python<'_>, query: &str, tables: Vec<(String, TableArg)>) -> PyResult<BatchStream> {
     let ctx = enable_tsfile_url_tables(own_session()?);
     for (name, table) in tables {
-        let table: Arc<TsFileTable> = match table {
+        let table: Arc<dyn TableProvider> = match table {
             TableArg::Opened(opened) => opened.get().table(),
             TableArg::Paths(paths) => Arc::new(open_table(py, &paths, Default::default())?),
+            TableArg::Data(data) => {
+                let reader = crate::write::import_stream(data.bind(py))?;
+                let schema = arrow::record_batch::RecordBatchReader::schema(&reader);
+                let batches =
+                    reader.collect::<Result<Vec<_>, _>>().map_err(|e| errors::invalid(format!("reading table '{name}': {e}")))?;
+                Arc::new(MemTable::try_new(schema, vec![batches]).map_err(errors::from_datafusion)?)
+            }
         };
         ctx.register_table(name.as_str(), table).map_err(errors::from_datafusion)?;
     }

@@ -35,8 +35,12 @@
 use std::cell::RefCell;
 use std::io::{self, Read};
 
+mod compress;
+mod lz4_block;
 mod lzo;
 mod xz;
+
+pub use compress::{can_compress, compress_into};
 
 use lzo::lzo;
 use xz::lzma2;

@@ -20,20 +20,25 @@ use datafusion::common::stats::Precision;
 use datafusion::common::{ColumnStatistics, DataFusionError, GetExt, Result, ScalarValue, Statistics};
 use datafusion::datasource::file_format::file_compression_type::FileCompressionType;
 use datafusion::datasource::file_format::{FileFormat, FileFormatFactory};
-use datafusion::datasource::physical_plan::{FileScanConfig, FileSource};
+use datafusion::datasource::physical_plan::{FileScanConfig, FileSinkConfig, FileSource};
+use datafusion::datasource::sink::DataSinkExec;
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::table_schema::TableSchema;
+use datafusion::logical_expr::dml::InsertOp;
+use datafusion::physical_expr::LexRequirement;
 use datafusion::physical_plan::ExecutionPlan;
 use futures::{StreamExt, TryStreamExt};
 use object_store::{ObjectMeta, ObjectStore};
 
 use crate::arrow::schema::table_arrow_schema;
 use crate::datafusion::errors::df_err;
+use crate::datafusion::in_order::InOrderExec;
 use crate::datafusion::metadata::{FileMeta, MetadataCache, StatisticsScope};
 use crate::datafusion::options::TsFileReadOptions;
 use crate::datafusion::pruning::{
     column_roles, merge_bound, tag_column_stat, time_column_stat, value_facts, ColumnRole, ColumnStat, ExactMinMax,
 };
+use crate::datafusion::sink::{is_write_option, TsFileSink};
 use crate::datafusion::source::TsFileSource;
 use crate::datafusion::tree::{tree_file_statistics, tree_schema};
 use crate::stats::trust::without_lossy_values;
@@ -75,13 +80,52 @@ impl FileFormatFactory for TsFileFormatFactory {
             let defaults: HashMap<String, String> = session.values().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
             options = options.apply(&defaults).map_err(df_err)?;
         }
-        let options = options.apply(&own_options(state, format_options)?).map_err(df_err)?;
-        Ok(Arc::new(TsFileFormat { options, cache: self.cache.clone(), scope: StatisticsScope::All }))
+        let (read, write) = split_write_options(own_options(state, format_options)?);
+        let options = options.apply(&read).map_err(df_err)?;
+        let mut write_options = session_write_options(state);
+        write_options.extend(write);
+        Ok(Arc::new(TsFileFormat {
+            options,
+            cache: self.cache.clone(),
+            scope: StatisticsScope::All,
+            write_options: Arc::new(write_options),
+        }))
     }
 
     fn default(&self) -> Arc<dyn FileFormat> {
-        Arc::new(TsFileFormat { options: self.options.clone(), cache: self.cache.clone(), scope: StatisticsScope::All })
+        Arc::new(TsFileFormat {
+            options: self.options.clone(),
+            cache: self.cache.clone(),
+            scope: StatisticsScope::All,
+            write_options: Arc::default(),
+        })
     }
+}
+
+/// Split off the write options (see [`TsFileSink`](crate::datafusion::TsFileSink)) from the read options.
+fn split_write_options(options: HashMap<String, String>) -> (HashMap<String, String>, Vec<(String, String)>) {
+    let mut read = HashMap::new();
+    let mut write = Vec::new();
+    for (k, v) in options {
+        let key = k.to_ascii_lowercase();
+        let bare = key.strip_prefix("format.").or_else(|| key.strip_prefix("tsfile.")).unwrap_or(&key);
+        if is_write_option(bare) {
+            write.push((bare.to_string(), v));
+        } else {
+            read.insert(k, v);
+        }
+    }
+    write.sort();
+    (read, write)
+}
+
+/// The session's `tsfile.` write options (`SET tsfile.tags = ...`).
+fn session_write_options(state: &dyn Session) -> Vec<(String, String)> {
+    let table_options = state.default_table_options();
+    let Some(session) = table_options.extensions.get::<crate::datafusion::table_options::TsFileTableOptions>() else {
+        return Vec::new();
+    };
+    session.write_values().iter().map(|(k, v)| (k.clone(), v.clone())).collect()
 }
 
 /// The statement's options that are TsFile's: those in another namespace the session knows
@@ -119,22 +163,41 @@ pub struct TsFileFormat {
     cache: Arc<MetadataCache>,
     /// Which columns get planning statistics ([`StatisticsScope`]).
     scope: StatisticsScope,
+    /// Write options of `COPY`/`INSERT INTO` (see [`TsFileSink`](crate::datafusion::TsFileSink)).
+    write_options: Arc<Vec<(String, String)>>,
 }
 
 impl TsFileFormat {
     /// A format with these options and a new metadata cache.
     pub fn new(options: TsFileReadOptions) -> Self {
-        TsFileFormat { options, cache: Arc::new(MetadataCache::new()), scope: StatisticsScope::All }
+        TsFileFormat {
+            options,
+            cache: Arc::new(MetadataCache::new()),
+            scope: StatisticsScope::All,
+            write_options: Arc::default(),
+        }
     }
 
     /// A format with these options sharing an existing metadata cache.
     pub fn with_cache(options: TsFileReadOptions, cache: Arc<MetadataCache>) -> Self {
-        TsFileFormat { options, cache, scope: StatisticsScope::All }
+        TsFileFormat { options, cache, scope: StatisticsScope::All, write_options: Arc::default() }
     }
 
     /// The same format computing planning statistics for `scope` only.
     pub fn with_statistics_scope(&self, scope: StatisticsScope) -> Self {
-        TsFileFormat { options: self.options.clone(), cache: self.cache.clone(), scope }
+        TsFileFormat { scope, ..self.clone() }
+    }
+
+    /// The same format writing with `write_options` (`key`, `value` pairs, see
+    /// [`TsFileSink`](crate::datafusion::TsFileSink)).
+    pub fn with_write_options(mut self, write_options: Arc<Vec<(String, String)>>) -> Self {
+        self.write_options = write_options;
+        self
+    }
+
+    /// The write options `COPY` and `INSERT INTO` use (`key`, `value`, prefixes removed).
+    pub fn write_options(&self) -> &[(String, String)] {
+        &self.write_options
     }
 
     /// The options.
@@ -503,6 +566,31 @@ impl FileFormat for TsFileFormat {
 
     async fn create_physical_plan(&self, _state: &dyn Session, conf: FileScanConfig) -> Result<Arc<dyn ExecutionPlan>> {
         Ok(DataSourceExec::from_data_source(conf))
+    }
+
+    /// `COPY … STORED AS TSFILE` and `INSERT INTO`: a [`TsFileSink`] writing new files.
+    async fn create_writer_physical_plan(
+        &self,
+        input: Arc<dyn ExecutionPlan>,
+        _state: &dyn Session,
+        conf: FileSinkConfig,
+        order_requirements: Option<LexRequirement>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        if conf.insert_op != InsertOp::Append {
+            return Err(DataFusionError::NotImplemented(
+                "TsFile tables only take new files (INSERT INTO appends); overwriting is not supported".into(),
+            ));
+        }
+        let sink = TsFileSink::try_new(conf, self.options.table.clone(), &self.write_options)?;
+        if let Some(order) = sink.required_order()? {
+            // DataFusion sorts (and merges the partitions) to satisfy it.
+            return Ok(Arc::new(DataSinkExec::new(input, Arc::new(sink), Some(order))));
+        }
+        // Partitions one after the other, so that each device's rows stay in time order; also
+        // over one partition, since the optimizer would otherwise split a file scan into byte
+        // ranges later and merge them in arrival order.
+        let input: Arc<dyn ExecutionPlan> = Arc::new(InOrderExec::new(input));
+        Ok(Arc::new(DataSinkExec::new(input, Arc::new(sink), order_requirements)))
     }
 
     fn file_source(&self, table_schema: TableSchema) -> Arc<dyn FileSource> {

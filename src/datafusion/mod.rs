@@ -19,6 +19,9 @@
 //!   tree-model files are tables too (one per path prefix, "align by device");
 //! * [`TsFileStatisticsAggregate`]: a physical optimizer rule answering aggregations from
 //!   statistics ([`StatisticsAggregateExec`]);
+//! * [`TsFileSink`]: `COPY … STORED AS TSFILE` and `INSERT INTO` a TsFile table (new files,
+//!   complete or absent; write options `tags`, `time_column`, …);
+//! * [`write_tsfile`]: a DataFrame's rows into one local TsFile with progress (`tsfile convert`);
 //! * `write_parquet` (feature `parquet`): a query's rows into one Parquet file with progress;
 //! * [`push_scan_filters`]: the pruning predicate for a scan handed to a host that runs no
 //!   physical optimizer over it (datafusion-ffi);
@@ -33,6 +36,8 @@ mod errors;
 mod export;
 mod file_scan;
 mod format;
+mod import;
+mod in_order;
 mod location;
 mod metadata;
 mod metadata_fn;
@@ -45,6 +50,7 @@ mod proto;
 mod pruning;
 mod pushdown;
 mod session_options;
+mod sink;
 mod source;
 mod table;
 mod table_options;
@@ -58,6 +64,7 @@ pub use aggregate::{StatisticsAggregateExec, TsFileStatisticsAggregate};
 #[cfg(feature = "parquet")]
 pub use export::{count_rows, partial_path, write_parquet, ExportProgress};
 pub use format::{TsFileFormat, TsFileFormatFactory, STATISTICS_MAX_INDEX_BYTES, TSFILE_EXTENSION};
+pub use import::{write_tsfile, WriteProgress};
 pub use location::parse_location;
 pub use metadata::{LoadCost, MetadataCache, DEFAULT_METADATA_CACHE_BYTES};
 pub use metadata_fn::{TsFileMetadataFunc, TsFileMetadataTable};
@@ -68,6 +75,7 @@ pub use ordered::execute_in_order;
 pub use proto::{TsFileLogicalCodec, TsFilePhysicalCodec};
 pub use pushdown::push_scan_filters;
 pub use session_options::TsFileSessionOptions;
+pub use sink::TsFileSink;
 pub use source::TsFileSource;
 pub use table::{register_tsfile, register_tsfile_format, register_tsfile_schema, TsFileTable, TsFileTableFactory};
 pub use table_options::TsFileTableOptions;

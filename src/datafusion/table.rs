@@ -21,6 +21,7 @@ use datafusion::datasource::provider::DefaultTableFactory;
 use datafusion::datasource::provider_as_source;
 use datafusion::execution::cache::cache_manager::FileStatisticsCache;
 use datafusion::execution::SessionStateBuilder;
+use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::{cast, CreateExternalTable, LogicalPlanBuilder};
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use datafusion::physical_plan::ExecutionPlan;
@@ -70,6 +71,8 @@ pub struct TsFileTable {
     options: TsFileReadOptions,
     paths: Vec<String>,
     partition_cols: Vec<(String, DataType)>,
+    /// Write options of `INSERT INTO` (see [`TsFileSink`](crate::datafusion::TsFileSink)).
+    write_options: Arc<Vec<(String, String)>>,
 }
 
 impl TsFileTable {
@@ -97,7 +100,7 @@ impl TsFileTable {
         // The session's file statistics cache: planning does not rebuild a file's statistics
         // (over all its devices) for every query.
         let inner = ListingTable::try_new(config)?.with_cache(state.runtime_env().cache_manager.get_file_statistic_cache());
-        Ok(TsFileTable { inner, file_schema, options, paths, partition_cols })
+        Ok(TsFileTable { inner, file_schema, options, paths, partition_cols, write_options: Arc::default() })
     }
 
     /// Rebuild a table whose schema is already known, reading no file: `schema` is the
@@ -120,7 +123,14 @@ impl TsFileTable {
         let config = ListingTableConfig::new_with_multi_paths(urls)
             .with_listing_options(Self::listing(format, &partition_cols))
             .with_schema(file_schema.clone());
-        Ok(TsFileTable { inner: ListingTable::try_new(config)?, file_schema, options, paths: paths.to_vec(), partition_cols })
+        Ok(TsFileTable {
+            inner: ListingTable::try_new(config)?,
+            file_schema,
+            options,
+            paths: paths.to_vec(),
+            partition_cols,
+            write_options: Arc::default(),
+        })
     }
 
     /// The listing URLs, scoped by the TsFile table they read: the session's statistics
@@ -180,6 +190,13 @@ impl TsFileTable {
         &self.options
     }
 
+    /// Write `INSERT INTO` files with these options (`key`, `value`; see
+    /// [`TsFileSink`](crate::datafusion::TsFileSink)).
+    pub fn with_write_options(mut self, write_options: Arc<Vec<(String, String)>>) -> Self {
+        self.write_options = write_options;
+        self
+    }
+
     /// The paths (files, directories or globs) the table was built from.
     pub fn paths(&self) -> &[String] {
         &self.paths
@@ -233,6 +250,34 @@ impl TableProvider for TsFileTable {
 
     fn get_table_definition(&self) -> Option<&str> {
         self.inner.get_table_definition()
+    }
+
+    /// `INSERT INTO`: new files in the table's directory (see [`TsFileSink`](crate::datafusion::TsFileSink)),
+    /// through a listing table whose format carries the table's write options.
+    async fn insert_into(
+        &self,
+        state: &dyn Session,
+        input: Arc<dyn ExecutionPlan>,
+        insert_op: InsertOp,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        // Without a table option the files are named after the table's directory, as by
+        // `COPY … TO 'dir/'`.
+        let mut options = self.options.clone();
+        if options.table.is_none() {
+            options.table = self
+                .paths
+                .first()
+                .and_then(|p| crate::writer::local::default_table_name(&format!("{}/", p.trim_end_matches('/'))));
+        }
+        let format = TsFileFormat::new(options).with_write_options(self.write_options.clone());
+        let schema = self.inner.schema();
+        let file_fields: Vec<_> =
+            schema.fields().iter().filter(|f| !self.partition_cols.iter().any(|(n, _)| n == f.name())).cloned().collect();
+        let file_schema = Arc::new(arrow_schema::Schema::new(file_fields).with_metadata(schema.metadata().clone()));
+        let config = ListingTableConfig::new_with_multi_paths(self.inner.table_paths().clone())
+            .with_listing_options(Self::listing(Arc::new(format), &self.partition_cols))
+            .with_schema(file_schema);
+        ListingTable::try_new(config)?.insert_into(state, input, insert_op).await
     }
 }
 
@@ -294,6 +339,8 @@ impl TableProviderFactory for TsFileTableFactory {
         if !cmd.schema.fields().is_empty() {
             return declared_table(state, cmd, options).await;
         }
+        let write_options: Arc<Vec<(String, String)>> =
+            format.downcast_ref::<TsFileFormat>().map(|f| Arc::new(f.write_options().to_vec())).unwrap_or_default();
         let paths: Vec<&str> = cmd.locations.iter().map(String::as_str).collect();
         let mut names = cmd.table_partition_cols.clone();
         if names.is_empty() && state.config_options().execution.listing_table_factory_infer_partitions {
@@ -304,7 +351,7 @@ impl TableProviderFactory for TsFileTableFactory {
         }
         let parts = names.into_iter().map(|n| (n, partition_type())).collect();
         let table = TsFileTable::try_new_partitioned(state, &paths, options, parts).await?;
-        Ok(Arc::new(table.with_definition(cmd.definition.clone())))
+        Ok(Arc::new(table.with_definition(cmd.definition.clone()).with_write_options(write_options)))
     }
 }
 

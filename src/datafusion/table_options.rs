@@ -32,8 +32,21 @@ impl std::fmt::Debug for TsFileTableOptions {
 impl TsFileTableOptions {
     /// The options set in this session, by key without the `tsfile.` prefix (key values
     /// included: for building a scan's options, never for display).
-    pub fn values(&self) -> &BTreeMap<String, String> {
-        &self.values
+    pub fn values(&self) -> BTreeMap<String, String> {
+        self.values
+            .iter()
+            .filter(|(k, _)| !crate::datafusion::sink::is_write_option(k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    }
+
+    /// The write options among the values (see [`TsFileSink`](crate::datafusion::TsFileSink)).
+    pub fn write_values(&self) -> BTreeMap<String, String> {
+        self.values
+            .iter()
+            .filter(|(k, _)| crate::datafusion::sink::is_write_option(k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
     }
 }
 
@@ -56,6 +69,14 @@ impl ExtensionOptions for TsFileTableOptions {
 
     fn set(&mut self, key: &str, value: &str) -> Result<()> {
         let key = key.strip_prefix("tsfile.").unwrap_or(key).to_ascii_lowercase();
+        if crate::datafusion::sink::is_write_option(&key) {
+            // A write option (`COPY`/`INSERT INTO`), checked by the writer's own parser.
+            crate::writer::TsFileWriterOptions::default()
+                .set(&key, value)
+                .map_err(|e| DataFusionError::Configuration(e.to_string()))?;
+            self.values.insert(key, value.to_string());
+            return Ok(());
+        }
         let one = HashMap::from([(key.clone(), value.to_string())]);
         TsFileReadOptions::default().apply(&one).map_err(|e| DataFusionError::Configuration(e.to_string()))?;
         self.values.insert(key, value.to_string());

@@ -342,89 +342,168 @@ fn bad_window(what: &str, lz: u32, sig: u32, w: u32, pos: usize) -> TsFileError 
     )
 }
 
-/// Test-only GORILLA encoders that reproduce the C++ writer byte for byte (end marker plus an
-/// unconditionally written final byte).
-#[cfg(any(test, feature = "test-util"))]
+/// GORILLA encoders that reproduce the C++ writer byte for byte (end marker plus an
+/// unconditionally written final byte); the Java writer's streams differ from them at most by
+/// that final byte, which the decoder accepts either way.
 pub mod encode {
-    // why: a test-only encoder (feature `test-util`, for tests and benches) that never reads file data.
-    #![allow(clippy::cast_possible_truncation, clippy::indexing_slicing)]
     use super::{MARKER_32_FLOAT, MARKER_32_INT, MARKER_64_FLOAT, MARKER_64_INT};
     use crate::encoding::bits::BitWriter;
 
-    /// Append a GORILLA stream of `width`-bit words (32 or 64) to `w`, followed by `marker`,
-    /// without the final flush. Returns nothing; use [`BitWriter::bit_len`] for the length.
-    pub fn write_words(w: &mut BitWriter, width: u32, words: &[u64], marker: u64) {
-        let hw: u32 = if width == 32 { 5 } else { 6 };
-        let mut prev: Option<u64> = None;
-        // Stored window; the C++ writer starts with "no window" (lz = +inf).
-        let mut stored: Option<(u32, u32)> = None;
-        for &v in words.iter().chain(std::iter::once(&marker)) {
-            let Some(p) = prev else {
-                w.write(v, width);
-                prev = Some(v);
-                continue;
+    /// Streaming encoder of `width`-bit words (32 or 64).
+    #[derive(Debug)]
+    pub struct WordEncoder {
+        w: BitWriter,
+        width: u32,
+        /// Bits of the leading-zero and length fields (5 for 32-bit words, 6 for 64-bit).
+        header_bits: u32,
+        prev: Option<u64>,
+        /// Stored window `(leading, trailing)`; writers start with none.
+        stored: Option<(u32, u32)>,
+    }
+
+    impl WordEncoder {
+        /// An encoder appending to `out` (whose contents are kept).
+        pub fn new(width: u32, out: Vec<u8>) -> Self {
+            let width = if width == 32 { 32 } else { 64 };
+            WordEncoder { w: BitWriter::with_buffer(out), width, header_bits: if width == 32 { 5 } else { 6 }, prev: None, stored: None }
+        }
+
+        /// Encode one word (its low `width` bits).
+        #[inline]
+        pub fn push(&mut self, v: u64) {
+            let Some(p) = self.prev else {
+                self.w.write(v, self.width);
+                self.prev = Some(v);
+                return;
             };
             let x = p ^ v;
-            prev = Some(v);
+            self.prev = Some(v);
             if x == 0 {
-                w.write_bit(false);
-                continue;
+                self.w.write(0, 1);
+                return;
             }
-            w.write_bit(true);
-            let lz = x.leading_zeros() - (64 - width);
+            let lz = x.leading_zeros().saturating_sub(64 - self.width);
             let tz = x.trailing_zeros();
-            match stored {
+            match self.stored {
                 Some((slz, stz)) if lz >= slz && tz >= stz => {
-                    w.write_bit(false);
-                    w.write(x >> stz, width - slz - stz);
+                    // '10' then the bits inside the stored window.
+                    self.w.write(0b10, 2);
+                    self.w.write(x >> stz, self.width - slz - stz);
                 }
                 _ => {
-                    w.write_bit(true);
-                    let sig = width - lz - tz;
-                    w.write(u64::from(lz), hw);
-                    w.write(u64::from(sig - 1), hw);
-                    w.write(x >> tz, sig);
-                    stored = Some((lz, tz));
+                    let sig = self.width - lz - tz;
+                    self.w.write(0b11, 2);
+                    self.w.write(u64::from(lz), self.header_bits);
+                    self.w.write(u64::from(sig - 1), self.header_bits);
+                    self.w.write(x >> tz, sig);
+                    self.stored = Some((lz, tz));
                 }
             }
         }
+
+        /// Encode the end `marker` and flush as the C++ writer does; returns the bytes and the
+        /// number of meaningful bits (values plus marker, before padding).
+        pub fn finish(mut self, marker: u64) -> (Vec<u8>, usize) {
+            self.push(marker);
+            let bits = self.w.bit_len();
+            if bits.is_multiple_of(8) {
+                // The writer flushes its (empty) byte buffer unconditionally.
+                self.w.write(0, 8);
+            }
+            (self.w.finish(), bits)
+        }
+    }
+
+    /// Append a GORILLA stream of INT32/DATE values.
+    pub fn i32_into(values: &[i32], out: &mut Vec<u8>) {
+        let mut e = WordEncoder::new(32, std::mem::take(out));
+        for &v in values {
+            e.push(u64::from(v.cast_unsigned()));
+        }
+        *out = e.finish(MARKER_32_INT).0;
+    }
+
+    /// Append a GORILLA stream of INT64/TIMESTAMP values.
+    pub fn i64_into(values: &[i64], out: &mut Vec<u8>) {
+        let mut e = WordEncoder::new(64, std::mem::take(out));
+        for &v in values {
+            e.push(v.cast_unsigned());
+        }
+        *out = e.finish(MARKER_64_INT).0;
+    }
+
+    /// Append a GORILLA stream of FLOAT values (raw IEEE bits).
+    pub fn f32_into(values: &[f32], out: &mut Vec<u8>) {
+        let mut e = WordEncoder::new(32, std::mem::take(out));
+        for &v in values {
+            e.push(u64::from(v.to_bits()));
+        }
+        *out = e.finish(MARKER_32_FLOAT).0;
+    }
+
+    /// Append a GORILLA stream of DOUBLE values (raw IEEE bits).
+    pub fn f64_into(values: &[f64], out: &mut Vec<u8>) {
+        let mut e = WordEncoder::new(64, std::mem::take(out));
+        for &v in values {
+            e.push(v.to_bits());
+        }
+        *out = e.finish(MARKER_64_FLOAT).0;
+    }
+
+    /// Append a GORILLA stream of `width`-bit words to `w`, followed by `marker`, without the
+    /// final flush.
+    #[cfg(any(test, feature = "test-util"))]
+    pub fn write_words(w: &mut BitWriter, width: u32, words: &[u64], marker: u64) {
+        let mut e = WordEncoder::new(width, Vec::new());
+        e.w = std::mem::take(w);
+        for &v in words {
+            e.push(v);
+        }
+        e.push(marker);
+        *w = e.w;
     }
 
     /// Encode `width`-bit words with the end `marker` and the C++ flush; also returns the
     /// number of meaningful bits (values plus marker, before padding).
+    #[cfg(any(test, feature = "test-util"))]
     pub fn encode_words(width: u32, words: &[u64], marker: u64) -> (Vec<u8>, usize) {
-        let mut w = BitWriter::new();
-        write_words(&mut w, width, words, marker);
-        let bits = w.bit_len();
-        if bits.is_multiple_of(8) {
-            // The writer flushes its (empty) byte buffer unconditionally.
-            w.write(0, 8);
+        let mut e = WordEncoder::new(width, Vec::new());
+        for &v in words {
+            e.push(v);
         }
-        (w.finish(), bits)
+        e.finish(marker)
     }
 
     /// GORILLA stream of INT32/DATE values as the C++ writer produces it.
+    #[cfg(any(test, feature = "test-util"))]
     pub fn encode_i32(values: &[i32]) -> Vec<u8> {
-        let words: Vec<u64> = values.iter().map(|&v| u64::from(v as u32)).collect();
-        encode_words(32, &words, MARKER_32_INT).0
+        let mut out = Vec::new();
+        i32_into(values, &mut out);
+        out
     }
 
     /// GORILLA stream of INT64/TIMESTAMP values as the C++ writer produces it.
+    #[cfg(any(test, feature = "test-util"))]
     pub fn encode_i64(values: &[i64]) -> Vec<u8> {
-        let words: Vec<u64> = values.iter().map(|&v| v as u64).collect();
-        encode_words(64, &words, MARKER_64_INT).0
+        let mut out = Vec::new();
+        i64_into(values, &mut out);
+        out
     }
 
     /// GORILLA stream of FLOAT values (raw IEEE bits) as the C++ writer produces it.
+    #[cfg(any(test, feature = "test-util"))]
     pub fn encode_f32(values: &[f32]) -> Vec<u8> {
-        let words: Vec<u64> = values.iter().map(|v| u64::from(v.to_bits())).collect();
-        encode_words(32, &words, MARKER_32_FLOAT).0
+        let mut out = Vec::new();
+        f32_into(values, &mut out);
+        out
     }
 
     /// GORILLA stream of DOUBLE values (raw IEEE bits) as the C++ writer produces it.
+    #[cfg(any(test, feature = "test-util"))]
     pub fn encode_f64(values: &[f64]) -> Vec<u8> {
-        let words: Vec<u64> = values.iter().map(|v| v.to_bits()).collect();
-        encode_words(64, &words, MARKER_64_FLOAT).0
+        let mut out = Vec::new();
+        f64_into(values, &mut out);
+        out
     }
 }
 

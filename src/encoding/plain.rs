@@ -261,61 +261,115 @@ fn decode_binary_upto(data: &[u8], count: usize, skip: usize, stop: usize, out: 
 /// Values up to this many bytes are copied as one fixed-size block.
 const SHORT: usize = 16;
 
-/// Test-only PLAIN encoders (feature `test-util`), the exact inverse of the decoders.
-#[cfg(any(test, feature = "test-util"))]
+/// PLAIN encoders, the exact inverse of the decoders: the writer's `*_into` functions append to
+/// a buffer; the others (tests) return a new one.
 pub mod encode {
-    // why: a test-only encoder (feature `test-util`, for tests and benches) that never reads file data.
-    #![allow(clippy::cast_possible_truncation, clippy::indexing_slicing)]
     /// Append a 32-bit UVarInt (LEB128).
+    #[inline]
+    // why: each byte takes the low 7 bits, masked before the cast.
+    #[allow(clippy::cast_possible_truncation)]
     pub fn uvarint(mut v: u32, out: &mut Vec<u8>) {
         while v >= 0x80 {
-            out.push((v as u8) | 0x80);
+            out.push((v & 0x7f) as u8 | 0x80);
             v >>= 7;
         }
-        out.push(v as u8);
+        out.push((v & 0x7f) as u8);
     }
 
     /// Append a VarInt: zig-zag of an `i32`, then UVarInt.
+    #[inline]
     pub fn varint(v: i32, out: &mut Vec<u8>) {
-        uvarint(((v << 1) ^ (v >> 31)) as u32, out);
+        uvarint(((v << 1) ^ (v >> 31)).cast_unsigned(), out);
+    }
+
+    /// Append BOOLEAN values: one byte each.
+    pub fn bool_into(values: impl IntoIterator<Item = bool>, out: &mut Vec<u8>) {
+        out.extend(values.into_iter().map(u8::from));
+    }
+
+    /// Append INT32 values: a VarInt each.
+    pub fn i32_into(values: &[i32], out: &mut Vec<u8>) {
+        for &v in values {
+            varint(v, out);
+        }
+    }
+
+    /// Append INT64 values: 8 bytes big-endian each.
+    pub fn i64_into(values: &[i64], out: &mut Vec<u8>) {
+        out.reserve(values.len() * 8);
+        for v in values {
+            out.extend_from_slice(&v.to_be_bytes());
+        }
+    }
+
+    /// Append FLOAT values: 4 bytes big-endian IEEE bits each (NaN payloads kept).
+    pub fn f32_into(values: &[f32], out: &mut Vec<u8>) {
+        out.reserve(values.len() * 4);
+        for v in values {
+            out.extend_from_slice(&v.to_bits().to_be_bytes());
+        }
+    }
+
+    /// Append DOUBLE values: 8 bytes big-endian IEEE bits each (NaN payloads kept).
+    pub fn f64_into(values: &[f64], out: &mut Vec<u8>) {
+        out.reserve(values.len() * 8);
+        for v in values {
+            out.extend_from_slice(&v.to_bits().to_be_bytes());
+        }
+    }
+
+    /// Append one TEXT/STRING/BLOB value: VarInt length plus bytes. A value longer than
+    /// `i32::MAX` bytes cannot be stored; the caller rejects it first (the length saturates).
+    #[inline]
+    pub fn binary_value_into(v: &[u8], out: &mut Vec<u8>) {
+        varint(i32::try_from(v.len()).unwrap_or(i32::MAX), out);
+        out.extend_from_slice(v);
     }
 
     /// BOOLEAN: one byte per value.
+    #[cfg(any(test, feature = "test-util"))]
     pub fn bool(values: &[bool]) -> Vec<u8> {
         values.iter().map(|&b| u8::from(b)).collect()
     }
 
     /// INT32: VarInt per value.
+    #[cfg(any(test, feature = "test-util"))]
     pub fn i32(values: &[i32]) -> Vec<u8> {
         let mut out = Vec::new();
-        for &v in values {
-            varint(v, &mut out);
-        }
+        i32_into(values, &mut out);
         out
     }
 
     /// INT64: 8 bytes big-endian per value.
+    #[cfg(any(test, feature = "test-util"))]
     pub fn i64(values: &[i64]) -> Vec<u8> {
-        values.iter().flat_map(|v| v.to_be_bytes()).collect()
+        let mut out = Vec::new();
+        i64_into(values, &mut out);
+        out
     }
 
     /// FLOAT: 4 bytes big-endian IEEE bits per value.
+    #[cfg(any(test, feature = "test-util"))]
     pub fn f32(values: &[f32]) -> Vec<u8> {
-        values.iter().flat_map(|v| v.to_bits().to_be_bytes()).collect()
+        let mut out = Vec::new();
+        f32_into(values, &mut out);
+        out
     }
 
     /// DOUBLE: 8 bytes big-endian IEEE bits per value.
+    #[cfg(any(test, feature = "test-util"))]
     pub fn f64(values: &[f64]) -> Vec<u8> {
-        values.iter().flat_map(|v| v.to_bits().to_be_bytes()).collect()
+        let mut out = Vec::new();
+        f64_into(values, &mut out);
+        out
     }
 
     /// TEXT/STRING/BLOB: VarInt length plus bytes per value.
+    #[cfg(any(test, feature = "test-util"))]
     pub fn binary<B: AsRef<[u8]>>(values: &[B]) -> Vec<u8> {
         let mut out = Vec::new();
         for v in values {
-            let v = v.as_ref();
-            varint(v.len() as i32, &mut out);
-            out.extend_from_slice(v);
+            binary_value_into(v.as_ref(), &mut out);
         }
         out
     }

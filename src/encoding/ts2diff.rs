@@ -393,64 +393,112 @@ fn decode_float<F: ScaledFloat>(data: &[u8], count: usize, out: &mut Vec<F>, wha
     check_count(produced, count, data.len(), what)
 }
 
-/// Test-only TS_2DIFF encoders (feature `test-util`).
-#[cfg(any(test, feature = "test-util"))]
+/// TS_2DIFF encoders: the writer's (INT32/DATE, INT64/TIMESTAMP and time columns) and, for
+/// tests, the lossy FLOAT/DOUBLE variants.
 pub mod encode {
-    // why: a test-only encoder (feature `test-util`, for tests and benches) that never reads file data.
-    #![allow(clippy::cast_possible_truncation, clippy::indexing_slicing)]
     use crate::encoding::bits::BitWriter;
-    use crate::encoding::float_wrapper::encode::{float_wrapper_f32, float_wrapper_f64};
+
+    /// Deltas per block, as the Java and C++ writers use (a block holds one value more).
+    pub const BLOCK: usize = 128;
 
     macro_rules! block_encoder {
         ($name:ident, $t:ty, $u:ty) => {
-            /// Blocks of at most `block` deltas (writers use 128), like the reference writers.
-            pub fn $name(values: &[$t], block: usize) -> Vec<u8> {
-                let mut out = Vec::new();
+            /// Append `values` as blocks of at most `block` deltas (writers use 128). No
+            /// allocation besides the growth of `out`; never panics.
+            pub fn $name(values: &[$t], block: usize, out: &mut Vec<u8>) {
                 let block = block.max(1);
-                for chunk in values.chunks(block + 1) {
-                    let first = chunk[0];
-                    let deltas: Vec<$t> = chunk.windows(2).map(|w| w[1].wrapping_sub(w[0])).collect();
-                    let min = deltas.iter().copied().min().unwrap_or(0);
-                    let rebased: Vec<$u> = deltas.iter().map(|&d| d.wrapping_sub(min) as $u).collect();
-                    let max = rebased.iter().copied().max().unwrap_or(0);
-                    let width = <$u>::BITS - max.leading_zeros();
-                    out.extend_from_slice(&(deltas.len() as i32).to_be_bytes());
-                    out.extend_from_slice(&(width as i32).to_be_bytes());
+                for chunk in values.chunks(block.saturating_add(1)) {
+                    let Some((&first, rest)) = chunk.split_first() else { continue };
+                    let mut prev = first;
+                    let mut min = if rest.is_empty() { 0 } else { <$t>::MAX };
+                    for &v in rest {
+                        min = min.min(v.wrapping_sub(prev));
+                        prev = v;
+                    }
+                    // why: a rebased delta is the bit pattern of a wrapping difference.
+                    #[allow(clippy::cast_sign_loss)]
+                    let rebase = |v: $t, prev: $t| v.wrapping_sub(prev).wrapping_sub(min) as $u;
+                    let mut prev = first;
+                    let mut all = 0 as $u;
+                    for &v in rest {
+                        all |= rebase(v, prev);
+                        prev = v;
+                    }
+                    let width = <$u>::BITS - all.leading_zeros();
+                    // why: a width is at most 64, and writers' blocks hold 128 deltas.
+                    #[allow(clippy::cast_possible_truncation, clippy::cast_possible_wrap)]
+                    {
+                        out.extend_from_slice(&(rest.len() as i32).to_be_bytes());
+                        out.extend_from_slice(&(width as i32).to_be_bytes());
+                    }
                     out.extend_from_slice(&min.to_be_bytes());
                     out.extend_from_slice(&first.to_be_bytes());
-                    let mut w = BitWriter::new();
-                    for &r in &rebased {
-                        w.write(r as u64, width);
+                    if width > 0 {
+                        let mut w = BitWriter::with_buffer(std::mem::take(out));
+                        let mut prev = first;
+                        for &v in rest {
+                            w.write(u64::from(rebase(v, prev)), width);
+                            prev = v;
+                        }
+                        *out = w.finish();
                     }
-                    out.extend_from_slice(&w.finish());
                 }
-                out
             }
         };
     }
-    block_encoder!(i32_blocks, i32, u32);
-    block_encoder!(i64_blocks, i64, u64);
+    block_encoder!(i32_blocks_into, i32, u32);
+    block_encoder!(i64_blocks_into, i64, u64);
+
+    /// Append an INT32/DATE stream with 128-delta blocks.
+    pub fn i32_into(values: &[i32], out: &mut Vec<u8>) {
+        i32_blocks_into(values, BLOCK, out);
+    }
+
+    /// Append an INT64/TIMESTAMP (or time) stream with 128-delta blocks.
+    pub fn i64_into(values: &[i64], out: &mut Vec<u8>) {
+        i64_blocks_into(values, BLOCK, out);
+    }
+
+    /// Blocks of at most `block` deltas.
+    #[cfg(any(test, feature = "test-util"))]
+    pub fn i32_blocks(values: &[i32], block: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        i32_blocks_into(values, block, &mut out);
+        out
+    }
+
+    /// Blocks of at most `block` deltas.
+    #[cfg(any(test, feature = "test-util"))]
+    pub fn i64_blocks(values: &[i64], block: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        i64_blocks_into(values, block, &mut out);
+        out
+    }
 
     /// INT32 stream with 128-delta blocks.
+    #[cfg(any(test, feature = "test-util"))]
     pub fn i32(values: &[i32]) -> Vec<u8> {
-        i32_blocks(values, 128)
+        i32_blocks(values, BLOCK)
     }
 
     /// INT64 stream with 128-delta blocks.
+    #[cfg(any(test, feature = "test-util"))]
     pub fn i64(values: &[i64]) -> Vec<u8> {
-        i64_blocks(values, 128)
+        i64_blocks(values, BLOCK)
     }
 
     /// FLOAT stream: wrapper with `mpn` decimal digits, then 128-delta INT32 blocks.
+    #[cfg(any(test, feature = "test-util"))]
     pub fn f32(values: &[f32], mpn: u32) -> Vec<u8> {
-        let (mut out, ints) = float_wrapper_f32(values, mpn);
+        let (mut out, ints) = crate::encoding::float_wrapper::encode::float_wrapper_f32(values, mpn);
         out.extend(i32(&ints));
         out
     }
 
     /// DOUBLE stream: wrapper with `mpn` decimal digits, then 128-delta INT64 blocks.
+    #[cfg(any(test, feature = "test-util"))]
     pub fn f64(values: &[f64], mpn: u32) -> Vec<u8> {
-        let (mut out, ints) = float_wrapper_f64(values, mpn);
+        let (mut out, ints) = crate::encoding::float_wrapper::encode::float_wrapper_f64(values, mpn);
         out.extend(i64(&ints));
         out
     }

@@ -66,15 +66,19 @@ impl BloomFilter {
         key.extend_from_slice(device_path.as_bytes());
         key.push(b'.');
         key.extend_from_slice(measurement.as_bytes());
-        SEEDS.iter().take(self.hash_functions as usize).all(|&seed| {
-            let (h1, h2) = murmur3_x64_128(&key, seed);
-            // why: keeping the low 32 bits is the Java writer's `(int)` cast of the combined hash.
-            #[allow(clippy::cast_possible_truncation)]
-            let v = h1.wrapping_add(h2) as u32 as i32;
-            let v = if v == i32::MIN { 0 } else { v.abs() } as u32;
-            self.bit(v % self.size_bits)
-        })
+        (0..self.hash_functions.min(8)).all(|i| self.bit(series_bit(&key, i, self.size_bits)))
     }
+}
+
+/// The bit that hash function `i` (0..8) sets for `key` in a filter of `size_bits` bits.
+pub(crate) fn series_bit(key: &[u8], i: u32, size_bits: u32) -> u32 {
+    let seed = SEEDS.get(i as usize).copied().unwrap_or(SEEDS[0]);
+    let (h1, h2) = murmur3_x64_128(key, seed);
+    // why: keeping the low 32 bits is the Java writer's `(int)` cast of the combined hash.
+    #[allow(clippy::cast_possible_truncation)]
+    let v = h1.wrapping_add(h2) as u32 as i32;
+    let v = if v == i32::MIN { 0 } else { v.abs() }.cast_unsigned();
+    v % size_bits.max(1)
 }
 
 #[inline]

@@ -25,6 +25,7 @@ pub mod open;
 pub mod provenance;
 pub mod reader;
 pub mod scan;
+pub mod serialize;
 pub mod source;
 pub mod statistics;
 pub mod timeseries;

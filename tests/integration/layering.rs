@@ -230,7 +230,7 @@ fn cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
 
 /// The layer of a module: its first path segment's rank (ARCHITECTURE.md).
 fn layer(module: &str) -> Option<(usize, &'static str)> {
-    const LAYERS: [(&str, usize); 14] = [
+    const LAYERS: [(&str, usize); 16] = [
         ("error", 0),
         ("format", 1),
         ("crypto", 2),
@@ -238,11 +238,13 @@ fn layer(module: &str) -> Option<(usize, &'static str)> {
         ("encoding", 2),
         ("read", 3),
         ("stats", 3),
+        ("write", 3),
         ("arrow", 4),
         ("summary", 4),
         ("file", 5),
         ("io", 5),
         ("plan", 5),
+        ("writer", 5),
         ("datafusion", 6),
         ("", 7),
     ];

@@ -32,6 +32,8 @@ mod tampered_stats;
 mod truncation;
 mod v3;
 mod wide;
+mod write_roundtrip;
+mod write_sql;
 mod writer;
 mod writer_decision;
 mod writer_v3;
