@@ -36,7 +36,7 @@ use crate::error::{Result, ResultExt, TsFileError};
 use crate::format::reader::StructureOptions;
 use crate::format::{ByteSource, ColumnCategory, DeviceId, FileReader, LocalFile, TableSchema};
 use crate::plan::{AccessRequest, DeviceFields, DevicePlan, FileView, NoCounts, TableAccess, TagFilter};
-use crate::read::aligned::{plan_chunk_groups, read_chunk_group_in};
+use crate::read::aligned::{plan_chunk_groups, read_chunk_group_in, GroupRead};
 use crate::read::tree::read_device_rows;
 use crate::read::{DecodeBudget, ReadOptions};
 use crate::summary::{AggState, BucketSummary, Summary, SummaryQuery, UnitCounts};
@@ -449,7 +449,8 @@ impl TsFile {
             columns: types.iter().map(|t| crate::read::column::ColumnBuilder::new(*t)).collect::<Result<_>>()?,
         };
         for group in plan_chunk_groups(time, &values)? {
-            let decoded = read_chunk_group_in(self.view.reader(), &group, &types, opts, None, &budget)?;
+            let read = GroupRead { types: &types, opts, page_filter: None, budget: &budget };
+            let decoded = read_chunk_group_in(self.view.reader(), &group, &read)?;
             rows.times.extend(decoded.times);
             for (column, mut part) in rows.columns.iter_mut().zip(decoded.columns) {
                 column.append_builder(&mut part)?;

@@ -34,7 +34,7 @@ use crate::format::{FileReader, Statistics, TsDataType};
 use crate::io::RangeSource;
 use crate::plan::{TreeDevice, TreeView};
 use crate::read::aligned::{
-    plan_chunk_groups, read_chunk_group_in, AlignedChunkGroup, DecodedGroup, GroupPageStats, ValuePageStats,
+    plan_chunk_groups, read_chunk_group_in, AlignedChunkGroup, DecodedGroup, GroupPageStats, GroupRead, ValuePageStats,
 };
 use crate::read::merge::{MergeInput, SeriesMerger};
 use crate::stats::trust::without_lossy_values;
@@ -375,9 +375,12 @@ impl DeviceBatches {
                 let page_filter = |stats: &GroupPageStats<'_>| aligned_page_filter(&scan, d, projected, stats);
                 let filter: Option<crate::read::aligned::PageFilter<'_>> =
                     if scan.file.pruning.is_some() { Some(&page_filter) } else { None };
-                let mut decoded =
-                    read_chunk_group_in(&self.view, &sub, &types, &scan.file.options.read, filter, &scan.file.budget)
-                        .map_err(ctx)?;
+                let mut decoded = read_chunk_group_in(
+                    &self.view,
+                    &sub,
+                    &GroupRead { types: &types, opts: &scan.file.options.read, page_filter: filter, budget: &scan.file.budget },
+                )
+                .map_err(ctx)?;
                 scan.file.metrics.pages_total.add(decoded.pages_total);
                 scan.file.metrics.pages_pruned.add(decoded.pages_pruned);
                 let present: Present = projected.iter().map(|(_, n, t)| (n.clone(), *t)).collect();

@@ -36,7 +36,7 @@ use crate::plan::file::FileView;
 use crate::plan::tags::TagFilter;
 use crate::plan::view::{DeviceFields, DeviceView, TableView};
 use crate::read::aligned::{
-    plan_chunk_groups, read_chunk_group_into, AlignedChunkGroup, GroupPageStats, PageFilter, ValuePageStats,
+    plan_chunk_groups, read_chunk_group_into, AlignedChunkGroup, GroupPageStats, GroupRead, PageFilter, ValuePageStats,
 };
 use crate::read::{DecodeBudget, ReadOptions};
 
@@ -500,10 +500,11 @@ impl TableAccess {
         let max_rows = groups.iter().map(|g| g.time.statistics.count).sum::<u64>();
         let max_rows = usize::try_from(max_rows).unwrap_or(usize::MAX);
         let mut counts = (0usize, 0usize, 0usize);
+        let read = GroupRead { types, opts: &self.read, page_filter: filter, budget };
         let batches = batcher.push_with(&d.device, max_rows, |out| {
             let (pages, pruned, rows) = (out.pages_total, out.pages_pruned, out.rows());
             for g in &groups {
-                read_chunk_group_into(view, g, types, &self.read, filter, budget, out)?;
+                read_chunk_group_into(view, g, &read, out)?;
             }
             counts = (out.pages_total - pages, out.pages_pruned - pruned, out.rows() - rows);
             Ok(())

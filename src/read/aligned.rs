@@ -117,6 +117,27 @@ impl DecodedGroup {
     }
 }
 
+/// What every chunk group of one read shares: the value columns' types, the read options
+/// (time range, decoding), a page filter and the decode budget (one read or query: each page
+/// is checked against what is left before its buffers are allocated).
+#[derive(Clone, Copy)]
+pub struct GroupRead<'a> {
+    /// The value columns' types, in the order of each group's `values`.
+    pub types: &'a [TsDataType],
+    /// Pages outside `opts.time_range` are skipped, rows outside it dropped.
+    pub opts: &'a ReadOptions,
+    /// Decides which pages may hold wanted rows (`None`: all).
+    pub page_filter: Option<PageFilter<'a>>,
+    /// Where the decoded bytes are charged.
+    pub budget: &'a DecodeBudget,
+}
+
+impl std::fmt::Debug for GroupRead<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GroupRead").field("types", &self.types).field("filter", &self.page_filter.is_some()).finish()
+    }
+}
+
 /// Decode one chunk group of an aligned device; `types` are the value columns' types.
 /// Pages are skipped when their time statistics miss `opts.time_range` or `page_filter`
 /// rejects them. The decoded bytes count against a budget of `opts.max_decoded_bytes` for
@@ -129,57 +150,44 @@ pub fn read_chunk_group<S: ByteSource>(
     opts: &ReadOptions,
     page_filter: Option<PageFilter<'_>>,
 ) -> Result<DecodedGroup> {
-    read_chunk_group_in(file, group, types, opts, page_filter, &DecodeBudget::for_options(opts))
+    let budget = DecodeBudget::for_options(opts);
+    read_chunk_group_in(file, group, &GroupRead { types, opts, page_filter, budget: &budget })
 }
 
-/// [`read_chunk_group`], charging the decoded bytes to `budget` (one read or query): each
-/// page is checked against what is left before its buffers are allocated.
-pub fn read_chunk_group_in<S: ByteSource>(
-    file: &FileReader<S>,
-    group: &AlignedChunkGroup,
-    types: &[TsDataType],
-    opts: &ReadOptions,
-    page_filter: Option<PageFilter<'_>>,
-    budget: &DecodeBudget,
-) -> Result<DecodedGroup> {
-    let mut out = DecodedGroup::new(types)?;
-    read_chunk_group_into(file, group, types, opts, page_filter, budget, &mut out)?;
+/// [`read_chunk_group`] as part of `read` (one read or query sharing a budget).
+pub fn read_chunk_group_in<S: ByteSource>(file: &FileReader<S>, group: &AlignedChunkGroup, read: &GroupRead<'_>) -> Result<DecodedGroup> {
+    let mut out = DecodedGroup::new(read.types)?;
+    read_chunk_group_into(file, group, read, &mut out)?;
     Ok(out)
 }
 
-/// [`read_chunk_group_in`], appending the rows to `out` (whose columns must be of `types`
-/// and as long as its times) and adding to its page counts: rows of several chunk groups,
-/// or of several devices, gathered in one set of buffers. After an error `out` may hold
-/// part of the group and must be discarded.
+/// [`read_chunk_group_in`], appending the rows to `out` (whose columns must be of
+/// `read.types` and as long as its times) and adding to its page counts: rows of several
+/// chunk groups, or of several devices, gathered in one set of buffers. After an error `out`
+/// may hold part of the group and must be discarded.
 pub fn read_chunk_group_into<S: ByteSource>(
     file: &FileReader<S>,
     group: &AlignedChunkGroup,
-    types: &[TsDataType],
-    opts: &ReadOptions,
-    page_filter: Option<PageFilter<'_>>,
-    budget: &DecodeBudget,
+    read: &GroupRead<'_>,
     out: &mut DecodedGroup,
 ) -> Result<()> {
     let rows = out.times.len();
-    let matches = out.columns.len() == types.len()
-        && out.columns.iter().zip(types).all(|(c, t)| c.data_type() == *t && c.len() == rows);
+    let matches = out.columns.len() == read.types.len()
+        && out.columns.iter().zip(read.types).all(|(c, t)| c.data_type() == *t && c.len() == rows);
     if !matches {
         return Err(TsFileError::corrupt("aligned chunk group", None, "internal: output columns differ from the requested types"));
     }
-    PageBuffers::with_reused(|bufs| read_chunk_group_with(file, group, types, opts, page_filter, budget, bufs, out))
+    PageBuffers::with_reused(|bufs| read_chunk_group_with(file, group, read, bufs, out))
 }
 
-#[allow(clippy::too_many_arguments)]
 fn read_chunk_group_with<S: ByteSource>(
     file: &FileReader<S>,
     group: &AlignedChunkGroup,
-    types: &[TsDataType],
-    opts: &ReadOptions,
-    page_filter: Option<PageFilter<'_>>,
-    budget: &DecodeBudget,
+    read: &GroupRead<'_>,
     bufs: &mut PageBuffers,
     out: &mut DecodedGroup,
 ) -> Result<()> {
+    let GroupRead { types, opts, page_filter, .. } = *read;
     if let Some((lo, hi)) = opts.time_range {
         if !group.time.statistics.overlaps_time(lo, hi) {
             return Ok(());
@@ -199,8 +207,9 @@ fn read_chunk_group_with<S: ByteSource>(
     out.pages_pruned += keep.iter().filter(|k| !**k).count();
     let time = TimePages { file, header: &time_chunk.header, pages: &time_pages, stats: &time_stats };
     let base = out.times.len();
-    let plans = decode_time_pages(&time, &keep, opts, budget, bufs, &mut out.times)?;
-    decode_value_columns(file, group, &value_pages, &value_chunks, &plans, opts, out, base, budget, bufs)?;
+    let plans = decode_time_pages(&time, &keep, read, bufs, &mut out.times)?;
+    let values = ValueChunks { file, group, pages: &value_pages, chunks: &value_chunks, plans: &plans };
+    decode_value_columns(&values, read, out, base, bufs)?;
     Ok(())
 }
 
@@ -310,11 +319,11 @@ struct TimePages<'a, S: ByteSource> {
 fn decode_time_pages<S: ByteSource>(
     time: &TimePages<'_, S>,
     keep: &[bool],
-    opts: &ReadOptions,
-    budget: &DecodeBudget,
+    read: &GroupRead<'_>,
     bufs: &mut PageBuffers,
     times: &mut Vec<i64>,
 ) -> Result<Vec<PagePlan>> {
+    let (opts, budget) = (read.opts, read.budget);
     let h = time.header;
     let encoding = h.encoding()?;
     let codec = PageCodec::new(time.file, h).with_context(|| format!("time chunk at offset {}", h.offset))?;
@@ -345,31 +354,36 @@ fn decode_time_pages<S: ByteSource>(
     Ok(plans)
 }
 
-/// Decode the value columns' pages that `plans` keep into `out.columns` (which held `base`
-/// rows before this group), each exactly as long as `out.times` afterwards (an absent or
-/// empty chunk reads as nulls).
-#[allow(clippy::too_many_arguments)]
+/// The value chunks of one chunk group, their pages, and the plan of each page (from the
+/// time column).
+struct ValueChunks<'a, 'c, S: ByteSource> {
+    file: &'a FileReader<S>,
+    group: &'a AlignedChunkGroup,
+    pages: &'a [Option<Vec<RawPage<'c>>>],
+    chunks: &'a [ValueChunk<'c>],
+    plans: &'a [PagePlan],
+}
+
+/// Decode the value columns' pages that the plans keep into `out.columns` (which held
+/// `base` rows before this group), each exactly as long as `out.times` afterwards (an
+/// absent or empty chunk reads as nulls).
 fn decode_value_columns<S: ByteSource>(
-    file: &FileReader<S>,
-    group: &AlignedChunkGroup,
-    value_pages: &[Option<Vec<RawPage<'_>>>],
-    value_chunks: &[ValueChunk<'_>],
-    plans: &[PagePlan],
-    opts: &ReadOptions,
+    values: &ValueChunks<'_, '_, S>,
+    read: &GroupRead<'_>,
     out: &mut DecodedGroup,
     base: usize,
-    budget: &DecodeBudget,
     bufs: &mut PageBuffers,
 ) -> Result<()> {
+    let (file, budget) = (values.file, read.budget);
     let total = out.times.len();
     let kept = total.saturating_sub(base);
-    for ((pages, vc), builder) in value_pages.iter().zip(value_chunks).zip(out.columns.iter_mut()) {
+    for ((pages, vc), builder) in values.pages.iter().zip(values.chunks).zip(out.columns.iter_mut()) {
         match (pages, vc) {
             (Some(pages), Some((chunk, meta))) if !pages.is_empty() => {
                 let codec = PageCodec::new(file, &chunk.header)
                     .with_context(|| format!("value chunk at offset {}", chunk.header.offset))?;
                 builder.set_writer_evidence(file.writer_evidence());
-                decode_value_pages(&codec, pages, &meta.statistics, plans, opts, builder, budget, bufs)?;
+                decode_value_pages(&codec, pages, &meta.statistics, values.plans, read, builder, bufs)?;
             }
             // Absent chunk, or data_size = 0: every row of the group is null.
             _ => {
@@ -382,7 +396,7 @@ fn decode_value_columns<S: ByteSource>(
         if builder.len() != total {
             return Err(TsFileError::corrupt(
                 "aligned chunk group",
-                Some(group.time.offset),
+                Some(values.group.time.offset),
                 format!("a value column has {} rows, the time column {kept}", builder.len().saturating_sub(base)),
             ));
         }
@@ -390,17 +404,16 @@ fn decode_value_columns<S: ByteSource>(
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
 fn decode_value_pages(
     codec: &PageCodec<'_>,
     pages: &[RawPage<'_>],
     chunk_stats: &Statistics,
     plans: &[PagePlan],
-    opts: &ReadOptions,
+    read: &GroupRead<'_>,
     builder: &mut ColumnBuilder,
-    budget: &DecodeBudget,
     bufs: &mut PageBuffers,
 ) -> Result<()> {
+    let (opts, budget) = (read.opts, read.budget);
     let h = codec.chunk();
     let encoding = h.encoding()?;
     for (i, (page, plan)) in pages.iter().zip(plans).enumerate() {

@@ -30,7 +30,9 @@ pub use state::{AggFunc, AggState, Answer, Cell};
 
 use crate::error::Result;
 use crate::format::{ByteSource, FileReader, Statistics, TimeseriesMetadata, TsDataType};
-use crate::read::aligned::{plan_chunk_groups, read_chunk_group_in, AlignedChunkGroup, GroupPageStats, ValuePageStats};
+use crate::read::aligned::{
+    plan_chunk_groups, read_chunk_group_in, AlignedChunkGroup, GroupPageStats, GroupRead, ValuePageStats,
+};
 use crate::read::{DecodeBudget, ReadOptions};
 use crate::stats::{Merge, Offer, Placement, TimeBuckets, TimeRange, TimeSpan};
 
@@ -238,7 +240,8 @@ impl SummaryQuery {
                     })
                     .collect()
             };
-            let decoded = read_chunk_group_in(file, g, &self.types, &opts, Some(&filter), budget);
+            let read = GroupRead { types: &self.types, opts: &opts, page_filter: Some(&filter), budget };
+            let decoded = read_chunk_group_in(file, g, &read);
             let (summary, c) = shared.into_inner();
             *into = summary;
             counts.pages_from_statistics += c.pages_from_statistics;

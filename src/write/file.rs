@@ -159,30 +159,19 @@ impl<W: Write> FileWriter<W> {
         let mut seen = std::collections::HashSet::new();
         let mut schema_columns = Vec::with_capacity(columns.len());
         let mut fields = Vec::new();
+        // TAG and ATTRIBUTE columns are STRING and have no chunks (encoding and compression 0).
+        let string_column = |name: &String, category| ColumnSchema {
+            name: name.clone(),
+            data_type: TsDataType::String,
+            encoding: 0,
+            compression: 0,
+            properties: Vec::new(),
+            category,
+        };
         for c in columns {
             let (name, col) = match c {
-                TableColumn::Tag(name) => (
-                    name,
-                    ColumnSchema {
-                        name: name.clone(),
-                        data_type: TsDataType::String,
-                        encoding: 0,
-                        compression: 0,
-                        properties: Vec::new(),
-                        category: ColumnCategory::Tag,
-                    },
-                ),
-                TableColumn::Attribute(name) => (
-                    name,
-                    ColumnSchema {
-                        name: name.clone(),
-                        data_type: TsDataType::String,
-                        encoding: 0,
-                        compression: 0,
-                        properties: Vec::new(),
-                        category: ColumnCategory::Attribute,
-                    },
-                ),
+                TableColumn::Tag(name) => (name, string_column(name, ColumnCategory::Tag)),
+                TableColumn::Attribute(name) => (name, string_column(name, ColumnCategory::Attribute)),
                 TableColumn::Field(f) => {
                     f.options.check(f.data_type).map_err(|e| e.context(format!("column '{}'", f.name)))?;
                     fields.push(f.clone());

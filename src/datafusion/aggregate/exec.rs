@@ -495,7 +495,8 @@ async fn answer(
                 work.push(PageWork { key, groups: to_read, ranges });
             }
         }
-        read_pages(q, store, &meta, &name, &sq, work, &mut groups, &budget, &mut counts).await?;
+        let file = FilePages { q, store, meta: &meta, name: &name, sq: &sq, budget: &budget };
+        file.read(work, &mut groups, &mut counts).await?;
     }
     metrics.add(&counts);
     let global = tags.is_empty() && buckets.is_none();
@@ -506,46 +507,49 @@ async fn answer(
     to_batch(q, &funcs, groups, global, schema)
 }
 
-/// Fetch and read the pages of the chunk groups statistics could not answer, in runs of
-/// about [`FETCH_RUN_BYTES`] per request.
-#[allow(clippy::too_many_arguments)]
-async fn read_pages(
-    q: &StatisticsQuery,
-    store: &Arc<dyn ObjectStore>,
-    meta: &Arc<FileMeta>,
-    name: &str,
-    sq: &SummaryQuery,
-    work: Vec<PageWork>,
-    groups: &mut BTreeMap<Key, Summary>,
-    budget: &DecodeBudget,
-    counts: &mut UnitCounts,
-) -> Result<()> {
-    if work.is_empty() {
-        return Ok(());
-    }
-    let err = |e: crate::TsFileError| df_err(e.in_file(name));
-    let decryptor = crate::crypto::decryptor_for(meta.reader(), &q.options.keys).map_err(err)?;
-    let location = meta_location(q, meta, name)?;
-    let mut run: Vec<PageWork> = Vec::new();
-    let mut run_bytes = 0u64;
-    let mut pending = work.into_iter().peekable();
-    while let Some(w) = pending.next() {
-        run_bytes += w.ranges.iter().map(|r| r.end.saturating_sub(r.start)).sum::<u64>();
-        run.push(w);
-        if run_bytes < FETCH_RUN_BYTES && pending.peek().is_some() {
-            continue;
+/// One file's part of a statistics aggregate: what reading its pages needs.
+struct FilePages<'a> {
+    q: &'a StatisticsQuery,
+    store: &'a Arc<dyn ObjectStore>,
+    meta: &'a Arc<FileMeta>,
+    /// The file as the user names it (in errors).
+    name: &'a str,
+    sq: &'a SummaryQuery,
+    budget: &'a DecodeBudget,
+}
+
+impl FilePages<'_> {
+    /// Fetch and read the pages of the chunk groups statistics could not answer, in runs of
+    /// about [`FETCH_RUN_BYTES`] per request, folding them into `groups`.
+    async fn read(&self, work: Vec<PageWork>, groups: &mut BTreeMap<Key, Summary>, counts: &mut UnitCounts) -> Result<()> {
+        if work.is_empty() {
+            return Ok(());
         }
-        let all: Vec<std::ops::Range<u64>> = run.iter().flat_map(|w| w.ranges.iter().cloned()).collect();
-        let parts = fetch_ranges(store, &location, all).await.map_err(err)?;
-        let mut view: FileReader<RangeSource> = meta.reader().with_source(meta.reader().source().with_parts(parts));
-        view.set_decryptor(decryptor.clone());
-        for w in run.drain(..) {
-            let summary = groups.entry(w.key).or_default();
-            sq.read_groups(&view, &w.groups, summary, &q.options.read, budget, counts).map_err(err)?;
+        let (q, meta) = (self.q, self.meta);
+        let err = |e: crate::TsFileError| df_err(e.in_file(self.name));
+        let decryptor = crate::crypto::decryptor_for(meta.reader(), &q.options.keys).map_err(err)?;
+        let location = meta_location(q, meta, self.name)?;
+        let mut run: Vec<PageWork> = Vec::new();
+        let mut run_bytes = 0u64;
+        let mut pending = work.into_iter().peekable();
+        while let Some(w) = pending.next() {
+            run_bytes += w.ranges.iter().map(|r| r.end.saturating_sub(r.start)).sum::<u64>();
+            run.push(w);
+            if run_bytes < FETCH_RUN_BYTES && pending.peek().is_some() {
+                continue;
+            }
+            let all: Vec<std::ops::Range<u64>> = run.iter().flat_map(|w| w.ranges.iter().cloned()).collect();
+            let parts = fetch_ranges(self.store, &location, all).await.map_err(err)?;
+            let mut view: FileReader<RangeSource> = meta.reader().with_source(meta.reader().source().with_parts(parts));
+            view.set_decryptor(decryptor.clone());
+            for w in run.drain(..) {
+                let summary = groups.entry(w.key).or_default();
+                self.sq.read_groups(&view, &w.groups, summary, &q.options.read, self.budget, counts).map_err(err)?;
+            }
+            run_bytes = 0;
         }
-        run_bytes = 0;
+        Ok(())
     }
-    Ok(())
 }
 
 /// The object store path of the file `meta` was read from.
