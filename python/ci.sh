@@ -8,7 +8,9 @@
 # workspace's, and a separate directory keeps the two builds from invalidating each other.
 # The venv (`target/python-test-venv`) is made anew each run and gets the wheel with the
 # released datafusion 55, pyarrow, pandas and polars from PyPI, and the official `tsfile`
-# 2.5.0 package, whose C++ reader cross-checks the files we write (tests/test_write.py). `TSFILE_BIN` names the
+# 2.5.0 package, whose C++ reader cross-checks the files we write (tests/test_write.py), and
+# the object-store servers (moto's S3 API, a Range-aware HTTP server: tools/test-servers/),
+# which tests/test_object_stores.py starts on 127.0.0.1. `TSFILE_BIN` names the
 # `tsfile` binary the SQL tests compare with (default: target/debug/tsfile, built if missing).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,7 +28,8 @@ export TSFILE_BIN
 t0=$SECONDS
 rm -rf "$venv" "$wheels"
 python3 -m venv "$venv"
-"$venv/bin/pip" install -q --disable-pip-version-check "maturin>=1.16,<2" pytest "datafusion>=55,<56" pyarrow pandas polars "tsfile==2.5.0"
+"$venv/bin/pip" install -q --disable-pip-version-check "maturin>=1.16,<2" pytest "datafusion>=55,<56" pyarrow pandas polars "tsfile==2.5.0" \
+  -r "$root/tools/test-servers/requirements.txt"
 echo "python: venv ready in $((SECONDS - t0)) s"
 
 t0=$SECONDS

@@ -14,6 +14,8 @@
 //! * [`writer`] — write `RecordBatch`es as a table-model TsFile ([`TsFileWriter`],
 //!   [`LocalTsFileWriter`], [`TsFileWriterOptions`]);
 //! * [`arrow`] — the TsFile → Arrow type mapping; [`crypto`] — keys for encrypted files;
+//! * [`stores`] — object stores for `s3://`, `gs://` and `http(s)://` URLs from
+//!   `object_store` configuration keys (feature `object_store`);
 //! * [`TsFileError`] — the one error type.
 //!
 //! Internal layers, public only with the feature `experimental` (no stability promise):
@@ -58,6 +60,8 @@ internal_layer! {
 pub mod plan;
 internal_layer! { mod read; }
 pub mod stats;
+#[cfg(feature = "object_store")]
+pub mod stores;
 pub mod summary;
 internal_layer! { mod write; }
 pub mod writer;

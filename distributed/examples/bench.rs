@@ -25,7 +25,7 @@ use futures::TryStreamExt;
 
 #[derive(Parser, Debug)]
 struct Args {
-    /// The benchmark TsFile (from ../shared/bench/gen_data.py), or a directory of them.
+    /// The benchmark TsFile (from tools/bench/gen_data.py), or a directory of them.
     #[arg(long)]
     tsfile: String,
     /// The device of `one_device`.

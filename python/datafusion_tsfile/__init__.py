@@ -16,6 +16,15 @@
 
 Reading options (``table``, ``time_unit``, ``master_key``, ``pruning``, …) are keyword
 arguments; they are the options of ``CREATE EXTERNAL TABLE … OPTIONS`` in the Rust crate.
+
+Paths may be ``s3://``, ``gs://`` and ``http(s)://`` URLs (a file, a prefix or a glob):
+every reading function and :class:`TsFileTable` take ``storage_options``, a dict of
+``object_store`` configuration keys as polars and delta-rs users write them
+(``aws_access_key_id``, ``aws_secret_access_key``, ``aws_region``, ``aws_endpoint``,
+``aws_allow_http``, ``google_service_account``, …), with the environment variables
+(``AWS_*``, ``GOOGLE_*``) as the fallback. Option values never appear in errors or reprs.
+
+>>> read_tsfile("s3://fleet/2024/*.tsfile", storage_options={"aws_region": "eu-west-1"})  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -55,6 +64,23 @@ def _paths(path: Paths) -> list[str]:
     if not paths:
         raise InvalidArgumentError("no path given")
     return paths
+
+
+StorageOptions = Mapping[str, Any]
+
+
+def _storage(storage_options: StorageOptions | None) -> dict[str, str] | None:
+    """Storage options as strings (``True`` → ``"true"``); keys as given."""
+    if storage_options is None:
+        return None
+    if not isinstance(storage_options, Mapping):
+        raise InvalidArgumentError("storage_options: expected a dict of object_store configuration keys")
+    out: dict[str, str] = {}
+    for key, value in storage_options.items():
+        if not isinstance(key, str):
+            raise InvalidArgumentError("storage_options: keys must be strings")
+        out[key] = str(value).lower() if isinstance(value, bool) else str(value)
+    return out
 
 
 def _options(table: str | None, options: dict[str, Any]) -> dict[str, Any]:
@@ -165,6 +191,7 @@ def _read(
     devices: Iterable[Device] | None,
     options: dict[str, Any],
     streaming: bool,
+    storage_options: StorageOptions | None,
 ) -> Any:
     return _internal.read(
         _paths(path),
@@ -174,6 +201,7 @@ def _read(
         _time_bound(end, "end"),
         _devices(devices),
         streaming,
+        _storage(storage_options),
     )
 
 
@@ -184,12 +212,14 @@ def read_tsfile(
     start: TimeBound | None = None,
     end: TimeBound | None = None,
     devices: Iterable[Device] | None = None,
+    storage_options: StorageOptions | None = None,
     **options: Any,
 ) -> pa.Table:
     """Read a TsFile table into a ``pyarrow.Table``.
 
     Args:
-        path: a file, a directory (its ``*.tsfile`` files), a glob, or a list of them.
+        path: a file, a directory (its ``*.tsfile`` files), a glob, or a list of them;
+            local, or ``s3://``, ``gs://``, ``http(s)://`` URLs.
         table: the TsFile table to read (needed when the files hold several).
         columns: the columns to return, in this order (default: all).
         start: keep rows with ``time >= start``: an int (the time column's raw value,
@@ -198,6 +228,8 @@ def read_tsfile(
         end: keep rows with ``time < end`` (same kinds as ``start``).
         devices: keep these devices only: identifiers as ``metadata()`` prints them
             (``"weather.north.ws-1"``) or tuples of TAG values in column order.
+        storage_options: object store settings for URL paths (``object_store`` keys such
+            as ``aws_endpoint``; the environment fills in the rest).
         **options: reading options, e.g. ``time_unit="us"`` or
             ``master_key="<32 hex digits>"`` for encrypted files.
 
@@ -205,7 +237,7 @@ def read_tsfile(
     device by device (each device's rows together, in time order), files in the order
     given.
     """
-    return pa.table(_read(path, table, columns, start, end, devices, options, streaming=False))
+    return pa.table(_read(path, table, columns, start, end, devices, options, False, storage_options))
 
 
 def read_tsfile_batches(
@@ -215,17 +247,19 @@ def read_tsfile_batches(
     start: TimeBound | None = None,
     end: TimeBound | None = None,
     devices: Iterable[Device] | None = None,
+    storage_options: StorageOptions | None = None,
     **options: Any,
 ) -> TsFileBatchReader:
     """Like :func:`read_tsfile`, as a stream of record batches: memory stays bounded by
     a few batches per partition, however large the files."""
-    return TsFileBatchReader(_read(path, table, columns, start, end, devices, options, streaming=True))
+    return TsFileBatchReader(_read(path, table, columns, start, end, devices, options, True, storage_options))
 
 
-def metadata(path: Paths) -> pa.Table:
+def metadata(path: Paths, storage_options: StorageOptions | None = None) -> pa.Table:
     """One row per device and column of each file: type, encoding, compression, chunk
-    and point counts, time range and value statistics (``tsfile_metadata`` in SQL)."""
-    return pa.table(_internal.metadata(_paths(path)))
+    and point counts, time range and value statistics (``tsfile_metadata`` in SQL).
+    URL paths are read with ``storage_options`` (as for :func:`read_tsfile`)."""
+    return pa.table(_internal.metadata(_paths(path), _storage(storage_options)))
 
 
 class _TextProgress:
@@ -266,6 +300,7 @@ def export_parquet(
     compression: str = "snappy",
     row_group_rows: int = 1 << 20,
     progress: bool | Callable[[int, int | None, int], None] | None = None,
+    storage_options: StorageOptions | None = None,
     **options: Any,
 ) -> int:
     """Write a TsFile table into one Parquet file; returns the number of rows written.
@@ -283,6 +318,7 @@ def export_parquet(
         progress: ``True`` for a progress bar (tqdm when installed, else a line on
             stderr), or a callable ``progress(rows, total_rows, bytes)`` called up to ten
             times a second and once at the end; an exception it raises stops the export.
+        storage_options: object store settings for URL sources (as for :func:`read_tsfile`).
         **options: reading options, as for :func:`read_tsfile`.
     """
     reporter: Any = None
@@ -305,6 +341,7 @@ def export_parquet(
             compression,
             row_group_rows,
             reporter,
+            _storage(storage_options),
         )
     finally:
         close = getattr(reporter, "close", None)
@@ -312,7 +349,11 @@ def export_parquet(
             close()
 
 
-def sql(query: str, tables: Mapping[str, TsFileTable | Paths | Any] | None = None) -> pa.Table:
+def sql(
+    query: str,
+    tables: Mapping[str, TsFileTable | Paths | Any] | None = None,
+    storage_options: StorageOptions | None = None,
+) -> pa.Table:
     """Run one SQL statement on this package's own engine (the ``tsfile sql`` one) and
     return the result as a ``pyarrow.Table``.
 
@@ -326,6 +367,9 @@ def sql(query: str, tables: Mapping[str, TsFileTable | Paths | Any] | None = Non
             paths opened with the default options, or Arrow data (pyarrow, pandas,
             polars; held in memory) — e.g. the source of
             ``COPY (SELECT * FROM src) TO 'x.tsfile' STORED AS TSFILE OPTIONS ('tsfile.tags' 'device')``.
+        storage_options: object store settings for URL locations, quoted in the query
+            (``FROM 's3://bucket/dir/*.tsfile'``) or given in ``tables``; a
+            ``TsFileTable`` keeps the options it was opened with.
 
     Unlike a datafusion-python ``SessionContext``, which plans aggregates itself, this
     engine answers counts, minima and maxima, first and last values and time-bucket
@@ -340,7 +384,7 @@ def sql(query: str, tables: Mapping[str, TsFileTable | Paths | Any] | None = Non
             registered.append((name, _paths(table)))
         else:
             registered.append((name, _arrow_data(table)))
-    return pa.table(_internal.sql(query, registered))
+    return pa.table(_internal.sql(query, registered, _storage(storage_options)))
 
 
 def _arrow_data(data: Any) -> Any:
@@ -412,8 +456,14 @@ class TsFileTable:
     schema inferred) when the table is made.
     """
 
-    def __init__(self, path: Paths, table: str | None = None, **options: Any) -> None:
-        self._inner = _internal.TsFileTable(_paths(path), _options(table, options))
+    def __init__(
+        self,
+        path: Paths,
+        table: str | None = None,
+        storage_options: StorageOptions | None = None,
+        **options: Any,
+    ) -> None:
+        self._inner = _internal.TsFileTable(_paths(path), _options(table, options), _storage(storage_options))
 
     @property
     def schema(self) -> pa.Schema:
@@ -438,13 +488,16 @@ class TsFileTable:
 class TsFileTableFactory:
     """``CREATE EXTERNAL TABLE … STORED AS TSFILE`` for a datafusion-python session:
     ``ctx.register_table_factory("TSFILE", TsFileTableFactory())``. Options of the
-    statement (``OPTIONS ('table' 'weather')``) are the reading options."""
+    statement (``OPTIONS ('table' 'weather')``) are the reading options; a URL
+    ``LOCATION`` (``s3://``, ``gs://``, ``http(s)://``) is read with ``storage_options``
+    (as for :func:`read_tsfile`), whatever stores the session has."""
 
-    def __init__(self) -> None:
-        self._inner = _internal.TsFileTableFactory()
+    def __init__(self, storage_options: StorageOptions | None = None) -> None:
+        self._inner = _internal.TsFileTableFactory(_storage(storage_options))
 
     def __datafusion_table_provider_factory__(self, session: Any) -> object:
         return self._inner.__datafusion_table_provider_factory__(session)
+
 
 
 __all__ = [
@@ -465,3 +518,8 @@ __all__ = [
     "InvalidArgumentError",
     "__version__",
 ]
+
+
+def __dir__() -> list[str]:
+    """The public names only (``dir(datafusion_tsfile)``), not the module's imports."""
+    return sorted(__all__)

@@ -13,15 +13,17 @@ use pyo3::prelude::*;
 
 use crate::arrow_export::{BatchStream, OrderedBatches};
 use crate::errors;
-use crate::provider::{check_local_path, open_table, own_session, read_options};
+use crate::provider::{check_local_path, open_table, read_options};
 use crate::runtime;
+use crate::session::own_session;
+use datafusion_tsfile::stores::StorageOptions;
 
 /// The `tsfile_metadata` rows of each of `paths` (one row per device and column).
-pub fn metadata(py: Python<'_>, paths: Vec<String>) -> PyResult<BatchStream> {
+pub fn metadata(py: Python<'_>, paths: Vec<String>, storage: &StorageOptions) -> PyResult<BatchStream> {
     for path in &paths {
         check_local_path(path)?;
     }
-    let ctx = own_session()?;
+    let ctx = own_session(storage)?;
     let batches = runtime::block_on(py, async move {
         let mut all = Vec::new();
         let mut schema = None;
@@ -76,6 +78,7 @@ pub fn export_parquet(
     paths: Vec<String>,
     out: PathBuf,
     options: crate::Options<'_>,
+    storage: &StorageOptions,
     codec: &str,
     row_group_rows: usize,
     progress: Option<Py<PyAny>>,
@@ -84,8 +87,8 @@ pub fn export_parquet(
         .set_compression(compression(codec)?)
         .set_max_row_group_row_count(Some(row_group_rows.max(1)))
         .build();
-    let table = open_table(py, &paths, read_options(options)?)?;
-    let ctx = own_session()?;
+    let ctx = own_session(storage)?;
+    let table = open_table(py, &ctx, &paths, read_options(options)?)?;
     let rows = runtime::block_on(py, async move {
         let name = "__tsfile_export";
         ctx.register_table(name, Arc::new(table))?;

@@ -7,12 +7,15 @@
 //! * [`export`]: `metadata` and `export_parquet`; [`sql`]: `sql`, on the package's own engine;
 //! * [`write`]: `write_tsfile` (Arrow data into a TsFile);
 //! * [`arrow_export`]: Arrow PyCapsule exports; [`errors`]: the exception mapping;
-//!   [`runtime`]: the tokio runtime the calls run on.
+//!   [`runtime`]: the tokio runtime the calls run on; [`session`]: the sessions they run in
+//!   and their object stores (`storage_options`).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 
 use pyo3::prelude::*;
+
+use crate::session::{scrubbed, storage, StorageArg};
 
 pub mod arrow_export;
 pub mod errors;
@@ -20,6 +23,7 @@ pub mod export;
 pub mod provider;
 pub mod read;
 pub mod runtime;
+pub mod session;
 pub mod sql;
 pub mod write;
 
@@ -28,7 +32,7 @@ pub type Options<'py> = Option<HashMap<String, Bound<'py, PyAny>>>;
 
 /// Read a table; `streaming` = batches one by one (bounded memory), else all at once.
 #[pyfunction]
-#[pyo3(signature = (paths, options=None, columns=None, start=None, end=None, devices=None, streaming=false))]
+#[pyo3(signature = (paths, options=None, columns=None, start=None, end=None, devices=None, streaming=false, storage_options=None))]
 #[pyo3(name = "read")]
 #[allow(clippy::too_many_arguments)]
 fn read_table(
@@ -40,22 +44,28 @@ fn read_table(
     end: Option<read::TimeArg>,
     devices: Option<Vec<read::DeviceArg>>,
     streaming: bool,
+    storage_options: StorageArg,
 ) -> PyResult<arrow_export::BatchStream> {
     let selection = read::Selection { columns, start, end, devices };
-    if streaming {
-        read::read_streaming(py, paths, options, selection)
+    let storage = storage(storage_options);
+    let read = if streaming {
+        read::read_streaming(py, paths, options, &storage, selection)
     } else {
-        read::read_all(py, paths, options, selection)
-    }
+        read::read_all(py, paths, options, &storage, selection)
+    };
+    read.map_err(|e| scrubbed(py, e, &storage))
 }
 
 #[pyfunction]
-fn metadata(py: Python<'_>, paths: Vec<String>) -> PyResult<arrow_export::BatchStream> {
-    export::metadata(py, paths)
+#[pyo3(signature = (paths, storage_options=None))]
+fn metadata(py: Python<'_>, paths: Vec<String>, storage_options: StorageArg) -> PyResult<arrow_export::BatchStream> {
+    let storage = storage(storage_options);
+    export::metadata(py, paths, &storage).map_err(|e| scrubbed(py, e, &storage))
 }
 
 #[pyfunction]
-#[pyo3(signature = (paths, out, options=None, compression="snappy", row_group_rows=1 << 20, progress=None))]
+#[pyo3(signature = (paths, out, options=None, compression="snappy", row_group_rows=1 << 20, progress=None, storage_options=None))]
+#[allow(clippy::too_many_arguments)]
 fn export_parquet(
     py: Python<'_>,
     paths: Vec<String>,
@@ -64,14 +74,23 @@ fn export_parquet(
     compression: &str,
     row_group_rows: usize,
     progress: Option<Py<PyAny>>,
+    storage_options: StorageArg,
 ) -> PyResult<u64> {
-    export::export_parquet(py, paths, out, options, compression, row_group_rows, progress)
+    let storage = storage(storage_options);
+    export::export_parquet(py, paths, out, options, &storage, compression, row_group_rows, progress)
+        .map_err(|e| scrubbed(py, e, &storage))
 }
 
 #[pyfunction]
-#[pyo3(signature = (query, tables=None), name = "sql")]
-fn run_sql(py: Python<'_>, query: &str, tables: Option<Vec<(String, sql::TableArg)>>) -> PyResult<arrow_export::BatchStream> {
-    sql::sql(py, query, tables.unwrap_or_default())
+#[pyo3(signature = (query, tables=None, storage_options=None), name = "sql")]
+fn run_sql(
+    py: Python<'_>,
+    query: &str,
+    tables: Option<Vec<(String, sql::TableArg)>>,
+    storage_options: StorageArg,
+) -> PyResult<arrow_export::BatchStream> {
+    let storage = storage(storage_options);
+    sql::sql(py, query, tables.unwrap_or_default(), &storage).map_err(|e| scrubbed(py, e, &storage))
 }
 
 #[pyfunction]

@@ -15,21 +15,22 @@ use arrow_schema::SchemaRef;
 use async_trait::async_trait;
 use datafusion::catalog::{Session, TableProvider, TableProviderFactory};
 use datafusion::common::{Result, Statistics};
+use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::logical_expr::{CreateExternalTable, Expr, TableProviderFilterPushDown, TableType};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionContext;
 use datafusion_ffi::proto::logical_extension_codec::FFI_LogicalExtensionCodec;
 use datafusion_ffi::table_provider::FFI_TableProvider;
 use datafusion_ffi::table_provider_factory::FFI_TableProviderFactory;
-use datafusion_tsfile::datafusion::{
-    push_scan_filters, register_tsfile_format, TsFileReadOptions, TsFileTable, TsFileTableFactory,
-};
+use datafusion_tsfile::datafusion::{push_scan_filters, TsFileReadOptions, TsFileTable, TsFileTableFactory};
+use datafusion_tsfile::stores::StorageOptions;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyCapsuleMethods};
 
 use crate::errors;
 use crate::runtime::{self, InRuntime};
+use crate::session::{own_session, scrubbed, storage, with_runtime, StorageArg, WithRuntime};
 
 const PROVIDER_CAPSULE: &CStr = c"datafusion_table_provider";
 const FACTORY_CAPSULE: &CStr = c"datafusion_table_provider_factory";
@@ -49,11 +50,14 @@ fn host_codec(session: &Bound<'_, PyAny>) -> PyResult<FFI_LogicalExtensionCodec>
     Ok(codec.clone())
 }
 
-/// A table provider whose `scan` runs on this module's runtime, whoever polls it.
+/// A table provider whose `scan` runs on this module's runtime, whoever polls it; with
+/// `stores`, its plan reads through that runtime environment's object stores
+/// ([`WithRuntime`]: the host's know nothing of the table's `storage_options`).
 #[derive(Debug)]
 struct RuntimeProvider {
     inner: Arc<dyn TableProvider>,
     handle: tokio::runtime::Handle,
+    stores: Option<Arc<RuntimeEnv>>,
 }
 
 #[async_trait]
@@ -73,9 +77,19 @@ impl TableProvider for RuntimeProvider {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let plan = InRuntime::new(self.handle.clone(), self.inner.scan(state, projection, filters, limit)).await?;
+        // With stores of its own, the table lists and opens its files through them.
+        let own = self.stores.as_ref().map(|runtime| with_runtime(state, Arc::clone(runtime)));
+        let scan_state: &dyn Session = match &own {
+            Some(own) => own,
+            None => state,
+        };
+        let plan = InRuntime::new(self.handle.clone(), self.inner.scan(scan_state, projection, filters, limit)).await?;
         // The host optimizes its plan around this scan, not inside it: push the filters now.
-        push_scan_filters(plan, filters, state)
+        let plan = push_scan_filters(plan, filters, state)?;
+        Ok(match &self.stores {
+            Some(runtime) => Arc::new(WithRuntime::new(plan, Arc::clone(runtime))),
+            None => plan,
+        })
     }
 
     fn supports_filters_pushdown(&self, filters: &[&Expr]) -> Result<Vec<TableProviderFilterPushDown>> {
@@ -92,22 +106,23 @@ impl TableProvider for RuntimeProvider {
 struct RuntimeFactory {
     inner: TsFileTableFactory,
     handle: tokio::runtime::Handle,
+    /// The object stores of the factory's `storage_options`, for URL locations.
+    stores: Arc<RuntimeEnv>,
 }
 
 #[async_trait]
 impl TableProviderFactory for RuntimeFactory {
     async fn create(&self, state: &dyn Session, cmd: &CreateExternalTable) -> Result<Arc<dyn TableProvider>> {
-        let table = InRuntime::new(self.handle.clone(), self.inner.create(state, cmd)).await?;
-        Ok(Arc::new(RuntimeProvider { inner: table, handle: self.handle.clone() }))
+        // A URL location is listed, opened and read through the factory's stores.
+        let stores = cmd.locations.iter().any(|l| l.contains("://")).then(|| Arc::clone(&self.stores));
+        let own = stores.as_ref().map(|runtime| with_runtime(state, Arc::clone(runtime)));
+        let create_state: &dyn Session = match &own {
+            Some(own) => own,
+            None => state,
+        };
+        let table = InRuntime::new(self.handle.clone(), self.inner.create(create_state, cmd)).await?;
+        Ok(Arc::new(RuntimeProvider { inner: table, handle: self.handle.clone(), stores }))
     }
-}
-
-/// A session of this module's own, with the TsFile format registered: where tables are
-/// opened (schema inference) and where `read_tsfile` and `export_parquet` run.
-pub fn own_session() -> PyResult<SessionContext> {
-    let ctx = SessionContext::new();
-    register_tsfile_format(&ctx).map_err(errors::from_datafusion)?;
-    Ok(ctx)
 }
 
 /// Options from Python keyword arguments: each value as its string (`True` → `true`).
@@ -120,12 +135,12 @@ pub fn read_options(options: Option<HashMap<String, Bound<'_, PyAny>>>) -> PyRes
     TsFileReadOptions::default().apply(&text).map_err(errors::from_tsfile)
 }
 
-/// Open `paths` as one TsFile table (reading the footers to infer the schema).
-pub fn open_table(py: Python<'_>, paths: &[String], options: TsFileReadOptions) -> PyResult<TsFileTable> {
+/// Open `paths` as one TsFile table in `ctx` (reading the footers to infer the schema;
+/// remote locations through `ctx`'s object stores).
+pub fn open_table(py: Python<'_>, ctx: &SessionContext, paths: &[String], options: TsFileReadOptions) -> PyResult<TsFileTable> {
     for path in paths {
         check_local_path(path)?;
     }
-    let ctx = own_session()?;
     let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
     let state = ctx.state();
     runtime::block_on(py, TsFileTable::try_new(&state, &refs, options))?.map_err(errors::from_datafusion)
@@ -142,10 +157,14 @@ pub fn check_local_path(path: &str) -> PyResult<()> {
     Ok(())
 }
 
-/// A TsFile table (files, a directory or a glob) for `SessionContext.register_table`.
+/// A TsFile table (files, a directory or a glob; local or remote) for
+/// `SessionContext.register_table`.
 #[pyclass(name = "TsFileTable", module = "datafusion_tsfile._internal", frozen)]
 pub struct PyTsFileTable {
     table: Arc<TsFileTable>,
+    /// The runtime of the session it was opened in (its object stores), when a path is a URL.
+    stores: Option<Arc<RuntimeEnv>>,
+    storage: StorageOptions,
 }
 
 impl PyTsFileTable {
@@ -153,15 +172,32 @@ impl PyTsFileTable {
     pub fn table(&self) -> Arc<TsFileTable> {
         Arc::clone(&self.table)
     }
+
+    /// The storage options it was opened with.
+    pub fn storage(&self) -> &StorageOptions {
+        &self.storage
+    }
 }
 
 #[pymethods]
 impl PyTsFileTable {
     #[new]
-    #[pyo3(signature = (paths, options=None))]
-    fn new(py: Python<'_>, paths: Vec<String>, options: Option<HashMap<String, Bound<'_, PyAny>>>) -> PyResult<Self> {
-        let options = read_options(options)?;
-        Ok(PyTsFileTable { table: Arc::new(open_table(py, &paths, options)?) })
+    #[pyo3(signature = (paths, options=None, storage_options=None))]
+    fn new(
+        py: Python<'_>,
+        paths: Vec<String>,
+        options: Option<HashMap<String, Bound<'_, PyAny>>>,
+        storage_options: StorageArg,
+    ) -> PyResult<Self> {
+        let storage = storage(storage_options);
+        let open = || -> PyResult<Self> {
+            let options = read_options(options)?;
+            let ctx = own_session(&storage)?;
+            let table = Arc::new(open_table(py, &ctx, &paths, options)?);
+            let stores = paths.iter().any(|p| p.contains("://")).then(|| ctx.runtime_env());
+            Ok(PyTsFileTable { table, stores, storage: storage.clone() })
+        };
+        open().map_err(|e| scrubbed(py, e, &storage))
     }
 
     /// The table's Arrow schema, as a capsule of the Arrow C data interface.
@@ -184,7 +220,7 @@ impl PyTsFileTable {
     fn __datafusion_table_provider__<'py>(&self, py: Python<'py>, session: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyCapsule>> {
         let codec = host_codec(&session)?;
         let handle = runtime::handle()?;
-        let provider = RuntimeProvider { inner: self.table.clone(), handle: handle.clone() };
+        let provider = RuntimeProvider { inner: self.table.clone(), handle: handle.clone(), stores: self.stores.clone() };
         let ffi = FFI_TableProvider::new_with_ffi_codec(Arc::new(provider), true, Some(handle), codec);
         PyCapsule::new_with_value(py, ffi, PROVIDER_CAPSULE)
     }
@@ -197,13 +233,18 @@ impl PyTsFileTable {
 /// The `CREATE EXTERNAL TABLE … STORED AS TSFILE` factory, for
 /// `SessionContext.register_table_factory("TSFILE", TsFileTableFactory())`.
 #[pyclass(name = "TsFileTableFactory", module = "datafusion_tsfile._internal", frozen)]
-pub struct PyTsFileTableFactory;
+pub struct PyTsFileTableFactory {
+    stores: Arc<RuntimeEnv>,
+}
 
 #[pymethods]
 impl PyTsFileTableFactory {
     #[new]
-    fn new() -> Self {
-        PyTsFileTableFactory
+    #[pyo3(signature = (storage_options=None))]
+    fn new(py: Python<'_>, storage_options: StorageArg) -> PyResult<Self> {
+        let storage = storage(storage_options);
+        let ctx = own_session(&storage).map_err(|e| scrubbed(py, e, &storage))?;
+        Ok(PyTsFileTableFactory { stores: ctx.runtime_env() })
     }
 
     fn __datafusion_table_provider_factory__<'py>(
@@ -213,7 +254,8 @@ impl PyTsFileTableFactory {
     ) -> PyResult<Bound<'py, PyCapsule>> {
         let codec = host_codec(&session)?;
         let handle = runtime::handle()?;
-        let factory = RuntimeFactory { inner: TsFileTableFactory::default(), handle: handle.clone() };
+        let factory =
+            RuntimeFactory { inner: TsFileTableFactory::default(), handle: handle.clone(), stores: Arc::clone(&self.stores) };
         let ffi = FFI_TableProviderFactory::new_with_ffi_codec(Arc::new(factory), Some(handle), codec);
         PyCapsule::new_with_value(py, ffi, FACTORY_CAPSULE)
     }

@@ -22,8 +22,11 @@ use pyo3::prelude::*;
 
 use crate::arrow_export::{BatchStream, OrderedBatches};
 use crate::errors;
-use crate::provider::{open_table, own_session, read_options};
+use crate::provider::{open_table, read_options};
 use crate::runtime;
+use crate::session::own_session;
+use datafusion::prelude::SessionContext;
+use datafusion_tsfile::stores::StorageOptions;
 
 /// A bound of the time range: a raw value of the time column, or nanoseconds since the
 /// epoch (from a `datetime`, a `numpy.datetime64`, a `pandas.Timestamp` or an ISO string,
@@ -154,9 +157,21 @@ fn device_filter(tags: &[&Field], table: &str, devices: &[DeviceArg]) -> Result<
     any.ok_or_else(|| plan_err("'devices' is empty: give at least one device, or None for all".into()))
 }
 
-/// The DataFrame of `selection` over `table`.
-fn dataframe(table: TsFileTable, selection: &Selection) -> PyResult<DataFrame> {
-    let ctx = own_session()?;
+/// The DataFrame of `selection` over the table of `paths`, in a session of `storage`'s stores.
+fn dataframe(
+    py: Python<'_>,
+    paths: &[String],
+    options: crate::Options<'_>,
+    storage: &StorageOptions,
+    selection: &Selection,
+) -> PyResult<DataFrame> {
+    let ctx = own_session(storage)?;
+    let table = open_table(py, &ctx, paths, read_options(options)?)?;
+    selected(&ctx, table, selection)
+}
+
+/// The DataFrame of `selection` over `table`, in `ctx`.
+fn selected(ctx: &SessionContext, table: TsFileTable, selection: &Selection) -> PyResult<DataFrame> {
     let schema = datafusion::catalog::TableProvider::schema(&table);
     let name = table.options().table.clone().unwrap_or_default();
     let build = || -> Result<DataFrame, DataFusionError> {
@@ -201,9 +216,14 @@ pub(crate) async fn physical_plan(
 
 /// Every batch of the read, in order, all partitions running at once (each may run as far
 /// ahead as it likes: the whole result is kept anyway).
-pub fn read_all(py: Python<'_>, paths: Vec<String>, options: crate::Options<'_>, selection: Selection) -> PyResult<BatchStream> {
-    let table = open_table(py, &paths, read_options(options)?)?;
-    let df = dataframe(table, &selection)?;
+pub fn read_all(
+    py: Python<'_>,
+    paths: Vec<String>,
+    options: crate::Options<'_>,
+    storage: &StorageOptions,
+    selection: Selection,
+) -> PyResult<BatchStream> {
+    let df = dataframe(py, &paths, options, storage, &selection)?;
     let batches = runtime::block_on(py, async move {
         let (plan, task) = physical_plan(df).await?;
         let schema = plan.schema();
@@ -222,10 +242,10 @@ pub fn read_streaming(
     py: Python<'_>,
     paths: Vec<String>,
     options: crate::Options<'_>,
+    storage: &StorageOptions,
     selection: Selection,
 ) -> PyResult<BatchStream> {
-    let table = open_table(py, &paths, read_options(options)?)?;
-    let df = dataframe(table, &selection)?;
+    let df = dataframe(py, &paths, options, storage, &selection)?;
     let handle = runtime::handle()?;
     let stream = runtime::block_on(py, async move {
         let (plan, task) = physical_plan(df).await?;

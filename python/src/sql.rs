@@ -20,9 +20,11 @@ use pyo3::prelude::*;
 
 use crate::arrow_export::{BatchStream, OrderedBatches};
 use crate::errors;
-use crate::provider::{open_table, own_session, PyTsFileTable};
+use crate::provider::{open_table, PyTsFileTable};
 use crate::read::physical_plan;
 use crate::runtime;
+use crate::session::own_session;
+use datafusion_tsfile::stores::StorageOptions;
 
 /// A table to register under a name: one already opened, or paths to open with the
 /// default options.
@@ -39,12 +41,29 @@ pub enum TableArg {
 
 /// Run `query` (one statement) with `tables` registered; the whole result, in the order
 /// the query gives.
-pub fn sql(py: Python<'_>, query: &str, tables: Vec<(String, TableArg)>) -> PyResult<BatchStream> {
-    let ctx = enable_tsfile_url_tables(own_session()?);
+/// Remote locations (given or quoted in the query) are read with `storage`; an opened
+/// `TsFileTable`'s own options are the ones it was opened with.
+pub fn sql(py: Python<'_>, query: &str, tables: Vec<(String, TableArg)>, storage: &StorageOptions) -> PyResult<BatchStream> {
+    let ctx = enable_tsfile_url_tables(own_session(storage)?);
     for (name, table) in tables {
         let table: Arc<dyn TableProvider> = match table {
-            TableArg::Opened(opened) => opened.get().table(),
-            TableArg::Paths(paths) => Arc::new(open_table(py, &paths, Default::default())?),
+            TableArg::Opened(opened) => {
+                let opened = opened.get();
+                if opened.storage() != storage && opened.table().paths().iter().any(|p| p.contains("://")) {
+                    // Its stores are not this session's: read it through a session of its own options.
+                    let own = own_session(opened.storage())?;
+                    for path in opened.table().paths() {
+                        datafusion_tsfile::datafusion::ensure_store(&own.runtime_env(), path, opened.storage())
+                            .and_then(|(url, store)| {
+                                ctx.runtime_env().register_object_store(url.object_store().as_ref(), store);
+                                Ok(())
+                            })
+                            .map_err(errors::from_datafusion)?;
+                    }
+                }
+                opened.table()
+            }
+            TableArg::Paths(paths) => Arc::new(open_table(py, &ctx, &paths, Default::default())?),
             TableArg::Data(data) => {
                 let reader = crate::write::import_stream(data.bind(py))?;
                 let schema = arrow::record_batch::RecordBatchReader::schema(&reader);

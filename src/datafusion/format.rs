@@ -224,14 +224,18 @@ impl TsFileFormat {
                 }
             }
         }
+        let tree_only = metas.iter().all(|(m, _)| m.plan.table_names().is_empty());
         match names.len() {
             1 => Ok(names.remove(0)),
+            // Tree-model path prefixes only: every device, aligned by device (as IoTDB shows them).
+            n if n > 1 && tree_only => Ok(crate::plan::ALL_TREE_DEVICES.to_string()),
             0 => {
                 let loc = metas.first().map(|(m, _)| m.location.clone()).unwrap_or_default();
                 Err(DataFusionError::Plan(format!("{loc}: no table in the file(s) (an empty TsFile?)")))
             }
             _ => Err(DataFusionError::Plan(format!(
-                "the TsFile(s) hold several tables ({}); choose one with OPTIONS ('table' '<name>')",
+                "the TsFile(s) hold several tables ({}); choose one with OPTIONS ('table' '<name>') \
+                 ('*' reads every tree-model device)",
                 names.join(", ")
             ))),
         }
@@ -515,7 +519,7 @@ impl FileFormat for TsFileFormat {
         for (m, _) in &metas {
             match m.reader().metadata().table_schema(&table) {
                 Some(ts) => schemas.push((table_arrow_schema(ts, self.options.time_unit).map_err(df_err)?, m.location.clone())),
-                None if m.reader().metadata().table_root(&table).is_some() => {
+                None if m.plan.holds_tree(&table) => {
                     let tree = m.plan.tree(&table).map_err(|e| df_err(e.in_file(&m.location)))?;
                     trees.push((tree, m.location.clone()));
                 }
@@ -544,7 +548,7 @@ impl FileFormat for TsFileFormat {
         }
         let (m, _) = self.cache.get_with(store, object, &self.options.read).await.map_err(df_err)?;
         let table = self.pick_table(&[(m.clone(), object)])?;
-        if m.reader().metadata().table_schema(&table).is_none() && m.reader().metadata().table_root(&table).is_some() {
+        if m.reader().metadata().table_schema(&table).is_none() && m.plan.holds_tree(&table) {
             let tree = m.plan.tree(&table).map_err(|e| df_err(e.in_file(&m.location)))?;
             return Ok(tree_file_statistics(&tree, &table_schema, &|name| self.scope.field(name)));
         }

@@ -25,8 +25,12 @@
 //! * `write_parquet` (feature `parquet`): a query's rows into one Parquet file with progress;
 //! * [`push_scan_filters`]: the pruning predicate for a scan handed to a host that runs no
 //!   physical optimizer over it (datafusion-ffi);
+//! * [`TsFileStoreRegistry`] / [`ensure_store`]: object stores for `s3://`, `gs://` and
+//!   `http(s)://` locations built on first use from [`StorageOptions`](crate::stores::StorageOptions);
 //! * [`MetadataCache`]: the footer cache; [`TsFileScanMetrics`]: `EXPLAIN ANALYZE` counters;
 //! * [`TsFileMetadataFunc`]: the `tsfile_metadata('path')` table function;
+//! * [`EpochLiterals`]: `WHERE time > 1704067200000` (integers compared with the time column
+//!   are epoch values in its unit, as in IoTDB);
 //! * `TsFileLogicalCodec` / `TsFilePhysicalCodec` (feature `proto`): codecs that carry TsFile
 //!   tables and scans in serialized plans (Ballista, datafusion-distributed).
 
@@ -52,10 +56,12 @@ mod pushdown;
 mod session_options;
 mod sink;
 mod source;
+mod store_registry;
 mod table;
 mod table_options;
 mod tag_filter;
 mod time_bounds;
+mod time_literals;
 mod tree;
 mod tree_scan;
 mod url_table;
@@ -77,6 +83,8 @@ pub use pushdown::push_scan_filters;
 pub use session_options::TsFileSessionOptions;
 pub use sink::TsFileSink;
 pub use source::TsFileSource;
+pub use store_registry::{ensure_store, TsFileStoreRegistry};
 pub use table::{register_tsfile, register_tsfile_format, register_tsfile_schema, TsFileTable, TsFileTableFactory};
 pub use table_options::TsFileTableOptions;
+pub use time_literals::EpochLiterals;
 pub use url_table::{enable_tsfile_url_tables, TsFileUrlTableFactory};

@@ -75,7 +75,7 @@ impl FileOpener for TsFileOpener {
             let projected = Arc::new(this.file_schema.project(&this.file_indices)?);
             let table = meta.table_to_scan(this.options.table.as_deref())?;
             let is_table = meta.reader().metadata().table_schema(&table).is_some();
-            if !is_table && meta.reader().metadata().table_root(&table).is_none() {
+            if !is_table && !meta.plan.holds_tree(&table) {
                 // The file lacks the table: no rows.
                 return Ok(futures::stream::empty().boxed());
             }

@@ -39,7 +39,9 @@ use crate::datafusion::table_options::TsFileTableOptions;
 /// Register the TsFile format: `STORED AS TSFILE` DDL, `.tsfile` URL tables, the
 /// `tsfile.` table-option namespace, the `tsfile.` session options
 /// ([`TsFileSessionOptions`]: `SET tsfile.statistics_aggregates = false`), the rule answering aggregations from statistics
-/// ([`TsFileStatisticsAggregate`]) and the `tsfile_metadata('path')` table function.
+/// ([`TsFileStatisticsAggregate`]), the `tsfile_metadata('path')` table function, and
+/// integers compared with a time column read as epoch values in its unit
+/// ([`EpochLiterals`](crate::datafusion::EpochLiterals): `WHERE time > 1704067200000`).
 pub fn register_tsfile_format(ctx: &SessionContext) -> Result<()> {
     let state = ctx.state_ref();
     let mut state = state.write();
@@ -49,6 +51,7 @@ pub fn register_tsfile_format(ctx: &SessionContext) -> Result<()> {
     if extensions.get::<TsFileSessionOptions>().is_none() {
         extensions.insert(TsFileSessionOptions::default());
     }
+    crate::datafusion::time_literals::register(&mut state)?;
     if !state.physical_optimizers().iter().any(|r| r.name() == TsFileStatisticsAggregate::NAME) {
         // A live session's rules cannot be appended to: rebuild its state with the rule.
         let rebuilt = SessionStateBuilder::new_from_existing(state.clone())

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use datafusion::catalog::{DynamicFileCatalog, TableProvider, UrlTableFactory};
-use datafusion::common::{plan_datafusion_err, Result};
+use datafusion::common::{plan_datafusion_err, DataFusionError, Result};
 use datafusion::datasource::dynamic_file::DynamicListTableFactory;
 use datafusion::datasource::listing::ListingTable;
 use datafusion::execution::SessionState;
@@ -40,7 +40,14 @@ impl TsFileUrlTableFactory {
 #[async_trait]
 impl UrlTableFactory for TsFileUrlTableFactory {
     async fn try_new(&self, url: &str) -> Result<Option<Arc<dyn TableProvider>>> {
-        let Some(table) = self.inner.try_new(url).await? else { return Ok(None) };
+        let Some(table) = self.inner.try_new(url).await? else {
+            // DataFusion's factory passes over a URL whose store it cannot get, and the query
+            // would fail with "table not found": a TsFile URL of a scheme without a store says so.
+            return match unsupported_tsfile_url(url) {
+                Some(e) => Err(DataFusionError::External(Box::new(e))),
+                None => Ok(None),
+            };
+        };
         let Some(listing) = table.downcast_ref::<ListingTable>() else { return Ok(Some(table)) };
         let Some(format) = listing.options().format.downcast_ref::<TsFileFormat>() else { return Ok(Some(table)) };
         let state = self
@@ -53,6 +60,17 @@ impl UrlTableFactory for TsFileUrlTableFactory {
         let tsfile = TsFileTable::try_new_partitioned(&state, &[url], format.options().clone(), partitions).await?;
         Ok(Some(Arc::new(tsfile)))
     }
+}
+
+/// The error for `url` when it names TsFiles (`.tsfile`) under a URL scheme no object store
+/// is built for (`az://`, `ftp://`).
+fn unsupported_tsfile_url(url: &str) -> Option<crate::TsFileError> {
+    let parsed = url::Url::parse(url).ok()?;
+    let scheme = parsed.scheme();
+    let known = scheme == "file" || crate::stores::SUPPORTED_SCHEMES.contains(&scheme);
+    // A one-letter scheme is a Windows drive (`C:\data\x.tsfile`), not a URL.
+    let tsfile = parsed.path().to_ascii_lowercase().ends_with(".tsfile");
+    (!known && scheme.len() > 1 && tsfile).then(|| crate::stores::unsupported_scheme(scheme))
 }
 
 /// `ctx` with URL tables enabled (as `SessionContext::enable_url_table`), TsFile locations

@@ -11,7 +11,7 @@ use crate::error::{Result, TsFileError};
 use crate::format::reader::DeviceEntry;
 use crate::format::{ByteSource, FileReader};
 use crate::plan::tags::TagFilter;
-use crate::plan::tree_view::TreeView;
+use crate::plan::tree_view::{TreeView, ALL_TREE_DEVICES};
 use crate::plan::view::{next_start, DeviceFields, DeviceView, TableView};
 use crate::read::aligned::AlignedChunkGroup;
 
@@ -181,7 +181,8 @@ impl<S: ByteSource> FileView<S> {
     }
 
     /// The table a scan of this file reads: `option` (the `table` option), or else the
-    /// file's only table; several tables without the option are an error.
+    /// file's only table, or [`ALL_TREE_DEVICES`] when its tables are all tree-model path
+    /// prefixes; several table-model tables without the option are an error.
     pub fn table_to_scan(&self, option: Option<&str>) -> Result<String> {
         if let Some(t) = option {
             return Ok(t.to_string());
@@ -189,18 +190,32 @@ impl<S: ByteSource> FileView<S> {
         let names = self.sql_table_names();
         match names.as_slice() {
             [one] => Ok(one.clone()),
+            [_, _, ..] if self.table_names().is_empty() => Ok(ALL_TREE_DEVICES.to_string()),
             _ => Err(TsFileError::InvalidArgument(format!("holds tables {names:?}; choose one with the 'table' option"))),
         }
     }
 
-    /// The per-key view of a tree-model path prefix (computed once).
+    /// Whether `name` reads as a tree-model table here: a path prefix of the device index
+    /// without a table schema, or [`ALL_TREE_DEVICES`] in a file with tree-model devices.
+    pub fn holds_tree(&self, name: &str) -> bool {
+        let md = self.reader.metadata();
+        md.table_schema(name).is_none()
+            && (md.table_root(name).is_some() || (name == ALL_TREE_DEVICES && !self.tree_keys().is_empty()))
+    }
+
+    /// The per-key view of a tree-model path prefix, or of every tree-model device for
+    /// [`ALL_TREE_DEVICES`] (computed once).
     pub fn tree(&self, key: &str) -> Result<Arc<TreeView>> {
         if let Ok(map) = self.trees.lock() {
             if let Some(t) = map.get(key) {
                 return Ok(t.clone());
             }
         }
-        let t = Arc::new(TreeView::load(&self.reader, key)?);
+        let t = if key == ALL_TREE_DEVICES {
+            Arc::new(TreeView::load_all(&self.reader, &self.tree_keys())?)
+        } else {
+            Arc::new(TreeView::load(&self.reader, key)?)
+        };
         if let Ok(mut map) = self.trees.lock() {
             map.insert(key.to_string(), t.clone());
         }

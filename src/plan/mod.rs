@@ -23,5 +23,5 @@ pub use access::{
 };
 pub use file::{FileView, PARTIAL_VIEW_MAX_DEVICES};
 pub use tags::TagFilter;
-pub use tree_view::{path_levels, TreeDevice, TreeView};
+pub use tree_view::{path_levels, TreeDevice, TreeView, ALL_TREE_DEVICES};
 pub use view::{DeviceFields, DeviceView, TableView};

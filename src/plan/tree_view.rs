@@ -68,6 +68,11 @@ impl TreeDevice {
     }
 }
 
+/// The table name of every tree-model device of a file (all path prefixes together), as
+/// IoTDB shows a tree aligned by device: what a scan reads when a file's tables are all
+/// tree-model path prefixes and none is chosen, or when the `table` option is `*`.
+pub const ALL_TREE_DEVICES: &str = "*";
+
 /// The devices of one tree-model key in one file, with the types of its measurements.
 #[derive(Debug, Clone)]
 pub struct TreeView {
@@ -112,6 +117,28 @@ impl TreeView {
             devices.push(TreeDevice { device: entry.device, path, levels, time, series, first_offset });
         }
         Ok(TreeView { key: key.to_string(), devices, measurements, depth })
+    }
+
+    /// The devices of every key of `keys` as one view ([`ALL_TREE_DEVICES`]): devices in
+    /// key order, each measurement's types merged (a type seen under several keys is listed
+    /// once, with the first device holding it).
+    pub fn load_all<S: ByteSource>(reader: &FileReader<S>, keys: &[String]) -> Result<TreeView> {
+        let mut all =
+            TreeView { key: ALL_TREE_DEVICES.to_string(), devices: Vec::new(), measurements: BTreeMap::new(), depth: 0 };
+        for key in keys {
+            let one = TreeView::load(reader, key)?;
+            all.devices.extend(one.devices);
+            all.depth = all.depth.max(one.depth);
+            for (name, types) in one.measurements {
+                let merged = all.measurements.entry(name).or_default();
+                for (t, path) in types {
+                    if !merged.iter().any(|(m, _)| *m == t) {
+                        merged.push((t, path));
+                    }
+                }
+            }
+        }
+        Ok(all)
     }
 }
 

@@ -230,7 +230,7 @@ fn cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
 
 /// The layer of a module: its first path segment's rank (ARCHITECTURE.md).
 fn layer(module: &str) -> Option<(usize, &'static str)> {
-    const LAYERS: [(&str, usize); 16] = [
+    const LAYERS: [(&str, usize); 17] = [
         ("error", 0),
         ("format", 1),
         ("crypto", 2),
@@ -244,6 +244,7 @@ fn layer(module: &str) -> Option<(usize, &'static str)> {
         ("file", 5),
         ("io", 5),
         ("plan", 5),
+        ("stores", 5),
         ("writer", 5),
         ("datafusion", 6),
         ("", 7),

@@ -9,6 +9,7 @@ mod corpus_structure;
 mod corrupt;
 mod cross_writer;
 mod encryption;
+mod epoch_literals;
 mod export;
 mod fleet;
 mod float_pruning;

@@ -172,17 +172,55 @@ fn test_sql_tree_levels_schema_provider_and_table_choice() {
         assert!(n > 0);
         assert!(metric(&plan, "devices_pruned") > 0);
 
-        // Several path prefixes and no `table` option: the error lists them.
-        let c = ctx(1);
-        let err =
-            register_tsfile(&c, "x", &[groups.to_str().unwrap()], TsFileReadOptions::default()).await.unwrap_err().to_string();
-        assert!(err.contains("several tables") && err.contains("root.plant.line1"), "{err}");
         // The schema provider lists every prefix.
+        let c = ctx(1);
         let names = register_tsfile_schema(&c, "tsf", groups.to_str().unwrap(), TsFileReadOptions::default()).await.unwrap();
         assert_eq!(names, vec!["root.plant", "root.plant.line1", "root.plant.line2"]);
         let (b, _) = run(&c, "SELECT count(DISTINCT device), count(*) FROM tsf.\"root.plant.line1\"").await;
         assert_eq!(rows_of(&b)[0][0].as_i64(), Some(1));
         assert_eq!(rows_of(&b)[0][1].as_i64(), Some(128));
+        // Several path prefixes and no `table` option: every device, aligned by device (as
+        // IoTDB shows them): the rows of each prefix's table, the union of the measurements.
+        register_tsfile(&c, "all", &[groups.to_str().unwrap()], TsFileReadOptions::default()).await.unwrap();
+        let explicit = TsFileReadOptions::default().with_table("*");
+        register_tsfile(&c, "star", &[groups.to_str().unwrap()], explicit).await.unwrap();
+        let per_device = "SELECT device, count(*) AS n, CAST(min(time) AS BIGINT), CAST(max(time) AS BIGINT) FROM {} GROUP BY device ORDER BY device";
+        let mut want = Vec::new();
+        let mut columns: Vec<String> = Vec::new();
+        for name in &names {
+            let (b, _) = run(&c, &per_device.replace("{}", &format!("tsf.\"{name}\""))).await;
+            want.extend(rows_of(&b));
+            let schema = c.table_provider(format!("tsf.\"{name}\"").as_str()).await.unwrap().schema();
+            for f in schema.fields() {
+                if !columns.contains(f.name()) {
+                    columns.push(f.name().clone());
+                }
+            }
+        }
+        want.sort_by_key(|r| r[0].as_str().unwrap_or_default().to_string());
+        assert!(want.len() >= 3, "{want:?}");
+        for table in ["all", "star"] {
+            let (b, _) = run(&c, &per_device.replace("{}", table)).await;
+            assert_eq!(rows_of(&b), want, "{table}");
+            let schema = c.table_provider(table).await.unwrap().schema();
+            let mut got: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+            got.sort();
+            columns.sort();
+            assert_eq!(got, columns, "{table}");
+        }
+        // Counted from statistics or from the pages, the same.
+        let (b, _) = run(&c, "SELECT count(*) FROM all").await;
+        let total: i64 = want.iter().map(|r| r[1].as_i64().unwrap()).sum();
+        assert_eq!(rows_of(&b)[0][0].as_i64(), Some(total));
+        c.sql("SET tsfile.statistics_aggregates = false").await.unwrap();
+        let (b, _) = run(&c, "SELECT count(*) FROM all").await;
+        assert_eq!(rows_of(&b)[0][0].as_i64(), Some(total));
+        // A URL table (no OPTIONS possible) reads the same.
+        let url = ctx(1);
+        datafusion_tsfile::datafusion::register_tsfile_format(&url).unwrap();
+        let url = datafusion_tsfile::datafusion::enable_tsfile_url_tables(url);
+        let (b, _) = run(&url, &per_device.replace("{}", &format!("'{}'", groups.to_str().unwrap()))).await;
+        assert_eq!(rows_of(&b), want);
         // One path prefix: no option needed.
         let one = corpus_dir().join("files/tree_enc_int32.tsfile");
         let (b, _) = {
@@ -513,6 +551,33 @@ fn test_sql_tree_mixed_types_error_and_coerce() {
         // Predicates on a coerced column still filter correctly (no unsound pruning).
         let (b, _) = run(&c, "SELECT count(*) FROM t WHERE n > 1").await;
         assert_eq!(rows_of(&b)[0][0].as_i64(), Some(2));
+    });
+    // The same devices under two path prefixes, read together (no `table` option): the same
+    // error, naming both devices; coerced, the same rows.
+    let two = |key: &str, name: &str, series: Vec<Series>| Device::NonAligned { segments: vec![s(key), s(name)], series };
+    let bytes = write_tsfile(
+        &[
+            two("root.mx", "d1", vec![(s("n"), INT32, vec![(1, Val::I32(5))]), (s("a"), INT64, vec![(1, Val::I64(1))])]),
+            two("root.my", "d2", vec![(s("n"), DOUBLE, vec![(1, Val::F64(1.5)), (4, Val::F64(2.0))])]),
+        ],
+        &[],
+        100,
+    );
+    let split = temp_file("mixed_types_two_prefixes", &bytes);
+    let p = split.to_str().unwrap().to_string();
+    block_on(async {
+        let c = ctx(1);
+        let err = register_tsfile(&c, "t", &[&p], plain_opts()).await.unwrap_err().to_string();
+        assert!(err.contains("'n' is INT32 on device root.mx.d1") && err.contains("DOUBLE on device root.my.d2"), "{err}");
+        register_tsfile(&c, "t", &[&p], plain_opts().with_tree_mixed_types(TreeMixedTypes::Coerce)).await.unwrap();
+        let (b, _) = run(&c, "SELECT device, time, n, a FROM t ORDER BY device, time").await;
+        let f = |v: f64| Value::from(format!("f64:{:016x}", v.to_bits()));
+        let want = vec![
+            vec![Value::from("root.mx.d1"), 1.into(), f(5.0), 1.into()],
+            vec![Value::from("root.my.d2"), 1.into(), f(1.5), Value::Null],
+            vec![Value::from("root.my.d2"), 4.into(), f(2.0), Value::Null],
+        ];
+        assert_eq!(rows_of(&b), want);
     });
     std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
 }

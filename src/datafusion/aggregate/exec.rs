@@ -437,7 +437,7 @@ async fn answer(
         let name = url_file_name(&q.store_url, &file.object_meta.location);
         let table = meta.table_to_scan(q.options.table.as_deref())?;
         if meta.reader().metadata().table_schema(&table).is_none() {
-            if meta.reader().metadata().table_root(&table).is_some() {
+            if meta.plan.holds_tree(&table) {
                 // A tree-model path prefix: its rows are a merge of series, not answered here.
                 return Ok(None);
             }
