@@ -53,12 +53,10 @@ pub fn sql(py: Python<'_>, query: &str, tables: Vec<(String, TableArg)>, storage
                     // Its stores are not this session's: read it through a session of its own options.
                     let own = own_session(opened.storage())?;
                     for path in opened.table().paths() {
-                        datafusion_tsfile::datafusion::ensure_store(&own.runtime_env(), path, opened.storage())
-                            .and_then(|(url, store)| {
-                                ctx.runtime_env().register_object_store(url.object_store().as_ref(), store);
-                                Ok(())
-                            })
-                            .map_err(errors::from_datafusion)?;
+                        let (url, store) =
+                            datafusion_tsfile::datafusion::ensure_store(&own.runtime_env(), path, opened.storage())
+                                .map_err(errors::from_datafusion)?;
+                        ctx.runtime_env().register_object_store(url.object_store().as_ref(), store);
                     }
                 }
                 opened.table()
