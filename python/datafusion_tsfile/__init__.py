@@ -499,6 +499,7 @@ class TsFileTableFactory:
         return self._inner.__datafusion_table_provider_factory__(session)
 
 
+from .series import list_series, read_series, windows  # noqa: E402  (uses the names above)
 
 __all__ = [
     "read_tsfile",
@@ -516,6 +517,9 @@ __all__ = [
     "EncryptionError",
     "UnsupportedError",
     "InvalidArgumentError",
+    "list_series",
+    "read_series",
+    "windows",
     "__version__",
 ]
 
