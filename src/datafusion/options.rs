@@ -5,7 +5,7 @@
 //!
 //! | option | meaning | default |
 //! | --- | --- | --- |
-//! | `table` | the TsFile table to expose (needed when the files hold several) | the only table |
+//! | `table` | the TsFile table to expose (needed when the files hold several table-model tables); `*` = every tree-model device | the only table, or `*` when all are tree-model path prefixes |
 //! | `time_unit` | `ms`, `us`, `ns` or `raw` (Int64) for the time column and TIMESTAMP fields | `ms` |
 //! | `nonaligned_time_encoding` | time encoding of non-aligned pages (not stored in files) | `TS_2DIFF` |
 //! | `writer_layout` | semantics of SPRINTZ INT64/TIMESTAMP/DOUBLE and RLBE FLOAT/DOUBLE pages, whose bytes the Java and C++ writers give different meanings: `auto` (decided per file from the footer and the pages whose statistics decide; contradictions are errors), `java` or `cpp` (every page that way, unchecked); `sprintz_product` = `wrapping`/`exact` is an older alias of `java`/`cpp` | `auto` |
@@ -197,8 +197,8 @@ pub const OPTIONS: &[OptionDef] = &[
     OptionDef {
         key: "table",
         aliases: &["table_name"],
-        doc: "the TsFile table to expose (needed when the files hold several)",
-        default: "the only table",
+        doc: "the TsFile table to expose (needed when the files hold several table-model tables); `*` = every tree-model device",
+        default: "the only table, or `*` when all are tree-model path prefixes",
         get: |o| o.table.clone(),
         set: |o, _, v| {
             o.table = Some(v.to_string());

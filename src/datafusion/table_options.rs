@@ -107,7 +107,10 @@ mod tests {
         o.set("time_unit", "us").unwrap();
         assert_eq!(o.entries().len(), 2);
         assert_eq!(o.entries()[0].key, "tsfile.table");
-        assert_eq!(o.entries()[0].description, "the TsFile table to expose (needed when the files hold several)");
+        assert_eq!(
+            o.entries()[0].description,
+            "the TsFile table to expose (needed when the files hold several table-model tables); `*` = every tree-model device"
+        );
         o.set("tsfile.master_key", "tsfile-rs-master").unwrap();
         let shown = format!("{:?} {o:?}", o.entries());
         assert!(shown.contains("<redacted>") && !shown.contains("tsfile-rs"), "{shown}");
