@@ -46,7 +46,8 @@ usage() { sed -n '2,4p' "$0" | sed 's/^# \{0,1\}//'; }
 arch=all
 while [ $# -gt 0 ]; do
   case "$1" in
-    --arch) arch=${2:-}; shift 2 ;;
+    --arch) [ $# -ge 2 ] || { echo "build_wheels.sh: --arch needs a value" >&2; exit 2; }
+      arch=$2; shift 2 ;;
     --arch=*) arch=${1#--arch=}; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "build_wheels.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
