@@ -11,7 +11,9 @@
 3. With ``--python`` (a venv holding the release wheel of python/, pyarrow and ``tsfile``
    2.5.0): the Parquet twin loaded into memory once, then ``datafusion_tsfile.write_tsfile``
    against the official ``TsFileTableWriter.write_arrow_batch`` (one tablet per device, its
-   defaults), interleaved in one process; medians and their ratio.
+   defaults), interleaved in one process; medians and their ratio. Then each writer's peak
+   RSS growth over one write, each in a fresh process holding only the input table (its
+   high-water mark reset through /proc/self/clear_refs just before the write).
 
 Every output is read back (row count) and removed.
 """
@@ -82,15 +84,49 @@ def sql_measures(args: argparse.Namespace, tmp: Path) -> dict:
 
 def python_measures(args: argparse.Namespace, tmp: Path) -> dict:
     """Run in the --python interpreter (this file, with --in-process)."""
-    code = [args.python, __file__, "--in-process", "--data", str(args.data), "--name", args.name, "--runs", str(args.runs), "--tmp", str(tmp)]
-    done = subprocess.run(code, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(done.stderr)
-    return ast.literal_eval(done.stdout.strip().splitlines()[-1])  # the dict in_process() prints
+
+    def run(*extra: str) -> dict:
+        code = [args.python, __file__, "--in-process", "--data", str(args.data), "--name", args.name, "--runs", str(args.runs), "--tmp", str(tmp), *extra]
+        done = subprocess.run(code, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SystemExit(done.stderr)
+        return ast.literal_eval(done.stdout.strip().splitlines()[-1])  # the dict in_process() prints
+
+    measures = run()
+    for name in ("ours", "official"):
+        measures.update(run("--rss-of", name))
+    return measures
+
+
+def status_kib(key: str) -> int:
+    """A size field (KiB) of /proc/self/status: VmRSS (resident now), VmHWM (peak)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    raise KeyError(key)
+
+
+def reset_peak_rss() -> int | None:
+    """Hand freed heap memory back to the kernel (glibc malloc_trim, Arrow's pool), then reset
+    this process's peak RSS (VmHWM) to its current RSS (Linux: clear_refs 5); returns that
+    RSS in KiB, or None where the reset is not allowed."""
+    import ctypes
+
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        return None
+    return status_kib("VmRSS")
 
 
 def in_process(args: argparse.Namespace) -> None:
-    import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
     import tsfile
 
@@ -102,9 +138,11 @@ def in_process(args: argparse.Namespace) -> None:
     table = pq.read_table(args.data / f"{args.name}.snappy.parquet")
     fields = [c for c in table.column_names if c not in ("time", "region", "device")]
     # One tablet per device, as gen_data.py writes (rows are device-major).
-    devices = table.column("device").to_numpy(zero_copy_only=False)
-    cuts = [0] + [i for i in range(1, len(devices)) if devices[i] != devices[i - 1]] + [len(devices)]
+    devices = table.column("device")
+    changes = pc.indices_nonzero(pc.not_equal(devices[1:], devices[:-1])).to_pylist()
+    cuts = [0] + [i + 1 for i in changes] + [len(devices)]
     parts = [table.slice(a, b - a) for a, b in zip(cuts, cuts[1:])]
+    del devices, changes
     out = Path(args.tmp)
 
     def ours() -> int:
@@ -121,6 +159,15 @@ def in_process(args: argparse.Namespace) -> None:
             w.write_arrow_batch(part)
         w.close()
         return table.num_rows
+
+    if args.rss_of:
+        write = {"ours": ours, "official": official}[args.rss_of]
+        base = reset_peak_rss()
+        write()
+        grown = None if base is None else (status_kib("VmHWM") - base) / 1024
+        (out / f"py_{args.rss_of}.tsfile").unlink()
+        print(repr({f"{args.rss_of}_rss_growth_mib": grown, "input_rss_mib": (base or 0) / 1024}))
+        return
 
     times: dict[str, list[float]] = {"ours": [], "official": []}
     for r in range(args.runs + 1):
@@ -159,6 +206,7 @@ def main() -> None:
     p.add_argument("--python", help="interpreter of a venv with the release wheel, pyarrow and tsfile 2.5.0")
     p.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--tmp", help=argparse.SUPPRESS)
+    p.add_argument("--rss-of", choices=["ours", "official"], help=argparse.SUPPRESS)
     args = p.parse_args()
     args.data = args.data.resolve()
     if args.in_process:
@@ -175,9 +223,16 @@ def main() -> None:
             print(f"  size: ours {s['ours_bytes']:,} B, C++ writer {s['cpp_bytes']:,} B, ratio {s['ours_bytes'] / s['cpp_bytes']:.3f}; snappy Parquet {s['parquet_bytes']:,} B")
         if args.python:
             py = python_measures(args, tmp)
+            if not os.path.exists(args.tsfile):
+                print(f"{args.name}: {py['rows']:,} rows (no tsfile binary at {args.tsfile}: the Python measure only)")
             print(f"  Python write_tsfile median {py['ours_s']:.2f} s {py['ours_runs']}")
             print(f"  official write_arrow_batch median {py['official_s']:.2f} s {py['official_runs']}")
             print(f"  time ratio ours / official = {py['ratio']:.2f}; sizes ours {py['ours_bytes']:,} B, official {py['official_bytes']:,} B")
+            if py["ours_rss_growth_mib"] is not None and py["official_rss_growth_mib"] is not None:
+                print(
+                    f"  peak RSS growth over one write (fresh process, input table resident: {py['input_rss_mib']:.0f} MiB): "
+                    f"ours {py['ours_rss_growth_mib']:.0f} MiB, official {py['official_rss_growth_mib']:.0f} MiB"
+                )
 
 
 if __name__ == "__main__":
