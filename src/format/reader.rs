@@ -274,6 +274,10 @@ impl<S: ByteSource> FileReader<S> {
     /// Every device of table (or tree path prefix) `table`, in index order.
     pub fn devices(&self, table: &str) -> Result<Vec<DeviceEntry>> {
         let Some(root) = self.metadata.table_root(table) else {
+            // A table with a schema and no rows has no index tree: it has no devices.
+            if self.metadata.table_schema(table).is_some() {
+                return Ok(Vec::new());
+            }
             return Err(TsFileError::NotFound { what: format!("table '{table}' in the device index") });
         };
         let mut out = Vec::new();
