@@ -255,11 +255,13 @@ def read_tsfile_batches(
     return TsFileBatchReader(_read(path, table, columns, start, end, devices, options, True, storage_options))
 
 
-def metadata(path: Paths, storage_options: StorageOptions | None = None) -> pa.Table:
+def metadata(path: Paths, storage_options: StorageOptions | None = None, columns: Sequence[str] | None = None) -> pa.Table:
     """One row per device and column of each file: type, encoding, compression, chunk
     and point counts, time range and value statistics (``tsfile_metadata`` in SQL).
-    URL paths are read with ``storage_options`` (as for :func:`read_tsfile`)."""
-    return pa.table(_internal.metadata(_paths(path), _storage(storage_options)))
+    URL paths are read with ``storage_options`` (as for :func:`read_tsfile`). ``columns``
+    picks columns (all by default); leaving out ``encoding`` and ``compression`` reads the
+    footer and index alone, not every chunk header."""
+    return pa.table(_internal.metadata(_paths(path), _storage(storage_options), None if columns is None else list(columns)))
 
 
 class _TextProgress:

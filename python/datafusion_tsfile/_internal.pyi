@@ -48,7 +48,9 @@ def read(
     streaming: bool = False,
     storage_options: dict[str, str] | None = None,
 ) -> BatchStream: ...
-def metadata(paths: Sequence[str], storage_options: dict[str, str] | None = None) -> BatchStream: ...
+def metadata(
+    paths: Sequence[str], storage_options: dict[str, str] | None = None, columns: Sequence[str] | None = None
+) -> BatchStream: ...
 def sql(
     query: str,
     tables: Sequence[tuple[str, TsFileTable | Sequence[str] | Any]] | None = None,

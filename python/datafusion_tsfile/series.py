@@ -59,10 +59,15 @@ def _arrow(stream: Any) -> pa.Table:
     return pa.RecordBatchReader.from_stream(stream).read_all()
 
 
+# The metadata columns the catalog uses: without encoding and compression, no chunk header
+# is read (the footer and index alone).
+_CATALOG_COLUMNS = ["file", "table", "device", "measurement", "category", "data_type", "aligned", "point_count", "start_time", "end_time"]
+
+
 def _metadata(paths: Paths, storage_options: StorageOptions | None) -> pa.Table:
-    """``metadata()`` without the pandas import."""
+    """The catalog's columns of ``metadata()``, without the pandas import."""
     tsf = _pkg()
-    return _arrow(tsf._internal.metadata(tsf._paths(paths), tsf._storage(storage_options)))
+    return _arrow(tsf._internal.metadata(tsf._paths(paths), tsf._storage(storage_options), _CATALOG_COLUMNS))
 
 
 def _read_tsfile(

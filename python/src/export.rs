@@ -19,16 +19,35 @@ use crate::session::own_session;
 use datafusion_tsfile::stores::StorageOptions;
 
 /// The `tsfile_metadata` rows of each of `paths` (one row per device and column).
-pub fn metadata(py: Python<'_>, paths: Vec<String>, storage: &StorageOptions) -> PyResult<BatchStream> {
+pub fn metadata(
+    py: Python<'_>,
+    paths: Vec<String>,
+    storage: &StorageOptions,
+    columns: Option<&[String]>,
+) -> PyResult<BatchStream> {
     for path in &paths {
         check_local_path(path)?;
     }
+    // Only the columns asked for: leaving out encoding and compression skips the chunk headers.
+    let select = match columns {
+        None => "*".to_string(),
+        Some(cols) => {
+            let schema = datafusion_tsfile::datafusion::metadata_schema();
+            for c in cols {
+                if schema.index_of(c).is_err() {
+                    let have: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+                    return Err(errors::invalid(format!("no metadata column '{c}' (the columns: {})", have.join(", "))));
+                }
+            }
+            cols.iter().map(|c| format!("\"{c}\"")).collect::<Vec<_>>().join(", ")
+        }
+    };
     let ctx = own_session(storage)?;
     let batches = runtime::block_on(py, async move {
         let mut all = Vec::new();
         let mut schema = None;
         for path in &paths {
-            let sql = format!("SELECT * FROM tsfile_metadata('{}')", path.replace('\'', "''"));
+            let sql = format!("SELECT {select} FROM tsfile_metadata('{}')", path.replace('\'', "''"));
             let df = ctx.sql(&sql).await?;
             schema.get_or_insert_with(|| Arc::new(df.schema().as_arrow().clone()));
             all.extend(df.collect().await?);

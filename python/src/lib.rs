@@ -57,10 +57,15 @@ fn read_table(
 }
 
 #[pyfunction]
-#[pyo3(signature = (paths, storage_options=None))]
-fn metadata(py: Python<'_>, paths: Vec<String>, storage_options: StorageArg) -> PyResult<arrow_export::BatchStream> {
+#[pyo3(signature = (paths, storage_options=None, columns=None))]
+fn metadata(
+    py: Python<'_>,
+    paths: Vec<String>,
+    storage_options: StorageArg,
+    columns: Option<Vec<String>>,
+) -> PyResult<arrow_export::BatchStream> {
     let storage = storage(storage_options);
-    export::metadata(py, paths, &storage).map_err(|e| scrubbed(py, e, &storage))
+    export::metadata(py, paths, &storage, columns.as_deref()).map_err(|e| scrubbed(py, e, &storage))
 }
 
 #[pyfunction]

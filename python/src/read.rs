@@ -109,12 +109,14 @@ fn time_literal(field: &Field, bound: TimeArg) -> Result<Expr, DataFusionError> 
     })
 }
 
-/// The filter selecting `devices`: an `OR` of `AND`ed TAG equalities.
+/// The filter selecting `devices`: with one TAG column an `IN` list, otherwise an `OR` of
+/// `AND`ed TAG equalities built as a balanced tree (a chain as deep as the list makes
+/// planning quadratic: 400 devices took 1.3 s, the whole file 0.13 s).
 fn device_filter(tags: &[&Field], table: &str, devices: &[DeviceArg]) -> Result<Expr, DataFusionError> {
     if tags.is_empty() {
         return Err(plan_err("the table has no TAG columns: it holds one device, 'devices' does not apply".into()));
     }
-    let mut any: Option<Expr> = None;
+    let mut wanted: Vec<Vec<Option<String>>> = Vec::with_capacity(devices.len());
     for device in devices {
         let values: Vec<Option<String>> = match device {
             DeviceArg::Tags(v) => v.clone(),
@@ -136,25 +138,46 @@ fn device_filter(tags: &[&Field], table: &str, devices: &[DeviceArg]) -> Result<
                 names.join(", ")
             )));
         }
-        let mut all: Option<Expr> = None;
-        for (field, value) in tags.iter().zip(values) {
-            let test = match value {
-                Some(v) => column(field.name()).eq(lit(v)),
-                None => column(field.name()).is_null(),
-            };
-            all = Some(match all {
-                Some(a) => a.and(test),
-                None => test,
-            });
-        }
-        if let Some(all) = all {
-            any = Some(match any {
-                Some(a) => a.or(all),
-                None => all,
-            });
-        }
+        wanted.push(values);
     }
-    any.ok_or_else(|| plan_err("'devices' is empty: give at least one device, or None for all".into()))
+    let equal = |field: &Field, value: Option<String>| match value {
+        Some(v) => column(field.name()).eq(lit(v)),
+        None => column(field.name()).is_null(),
+    };
+    let tests: Vec<Expr> = if let [field] = tags {
+        let (values, nulls): (Vec<Option<String>>, Vec<Option<String>>) =
+            wanted.into_iter().map(|mut v| v.remove(0)).partition(Option::is_some);
+        let mut tests: Vec<Expr> = Vec::new();
+        if !values.is_empty() {
+            tests.push(column(field.name()).in_list(values.into_iter().flatten().map(lit).collect(), false));
+        }
+        if !nulls.is_empty() {
+            tests.push(column(field.name()).is_null());
+        }
+        tests
+    } else {
+        wanted
+            .into_iter()
+            .filter_map(|values| tags.iter().zip(values).map(|(f, v)| equal(f, v)).reduce(Expr::and))
+            .collect()
+    };
+    balanced_or(tests).ok_or_else(|| plan_err("'devices' is empty: give at least one device, or None for all".into()))
+}
+
+/// `a OR b OR …` as a tree of depth log2(n).
+fn balanced_or(mut tests: Vec<Expr>) -> Option<Expr> {
+    while tests.len() > 1 {
+        let mut next = Vec::with_capacity(tests.len().div_ceil(2));
+        let mut it = tests.into_iter();
+        while let Some(a) = it.next() {
+            next.push(match it.next() {
+                Some(b) => a.or(b),
+                None => a,
+            });
+        }
+        tests = next;
+    }
+    tests.pop()
 }
 
 /// The DataFrame of `selection` over the table of `paths`, in a session of `storage`'s stores.

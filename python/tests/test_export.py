@@ -70,3 +70,14 @@ def test_metadata(sample: str) -> None:
     time_row = next(r for r in rows if r["measurement"] == "time")
     read = tsf.read_tsfile(sample, devices=[("north", "north-site-0", "ws-north-0-0")], columns=["time"])
     assert time_row["point_count"] == read.num_rows
+
+
+def test_metadata_columns(sample: str) -> None:
+    # A projection without encoding/compression skips the chunk headers; the columns it keeps
+    # equal the full read's.
+    cols = ["device", "measurement", "aligned", "point_count", "start_time", "end_time"]
+    light = tsf.metadata(sample, columns=cols)
+    assert light.column_names == cols
+    assert light.to_pylist() == tsf.metadata(sample).select(cols).to_pylist()
+    with pytest.raises(tsf.InvalidArgumentError, match="no metadata column 'nope'"):
+        tsf.metadata(sample, columns=["device", "nope"])

@@ -5,6 +5,7 @@ TAG tuple, file order, and the hand-over to pandas and polars."""
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -88,6 +89,33 @@ def test_device_by_id_and_by_tags(sample: str, full: pa.Table) -> None:
     absent = tsf.read_tsfile(sample, devices=[("nowhere", "x", "y")])
     assert absent.num_rows == 0
     assert absent.column_names == COLUMNS
+
+
+def test_many_devices(sample: str, full: pa.Table) -> None:
+    # 250 of the 300 devices (a balanced OR of TAG tuples: was a chain, quadratic to plan).
+    tags = [tuple(str(v) for v in r.values()) for r in full.select(["region", "site", "device"]).to_pylist()]
+    picked = sorted(set(tags))[:250]
+    got = tsf.read_tsfile(sample, devices=picked, columns=["region", "site", "device"])
+    names = set(picked)
+    want = sum(1 for t in tags if t in names)
+    assert 0 < got.num_rows == want < full.num_rows
+
+
+def test_devices_of_a_one_tag_table(tmp_path: Path) -> None:
+    # One TAG column: an IN list, and None selects the device whose TAG is null.
+    data = pa.table(
+        {
+            "time": pa.array([1, 2, 3, 4, 5, 6], pa.int64()),
+            "dev": pa.array(["a", "b", None, "a", "c", None]),
+            "v": pa.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0]),
+        }
+    )
+    path = str(tmp_path / "one_tag.tsfile")
+    tsf.write_tsfile(data, path, table="t", tags=["dev"])
+    got = tsf.read_tsfile(path, devices=[("a",), (None,), "t.c"], columns=["time", "v"]).sort_by("time")
+    assert got.column("v").to_pylist() == [1.0, 3.0, 4.0, 5.0, 6.0]
+    only_null = tsf.read_tsfile(path, devices=[(None,)], columns=["v"])
+    assert sorted(only_null.column("v").to_pylist()) == [3.0, 6.0]
 
 
 def test_device_errors(sample: str) -> None:

@@ -122,10 +122,14 @@ impl TableProvider for TsFileMetadataTable {
             return plan_err!("tsfile_metadata: no .{TSFILE_EXTENSION} file at '{}'", self.path);
         }
         files.sort_by(|a, b| a.location.cmp(&b.location));
+        // Encoding and compression are the only columns that need the chunk headers: a query
+        // that leaves both out reads the footer and index alone.
+        let header_columns = ["encoding", "compression"].map(|n| metadata_schema().index_of(n).ok());
+        let headers = projection.is_none_or(|p| p.iter().any(|&i| header_columns.contains(&Some(i))));
         let mut rows = MetadataRows::default();
         for f in &files {
             let name = url_file_name(&url.object_store(), &f.location);
-            append_file(&store, f, &mut rows).await.map_err(|e| df_err(e.in_file(&name)))?;
+            append_file(&store, f, headers, &mut rows).await.map_err(|e| df_err(e.in_file(&name)))?;
         }
         let batch = rows.finish()?;
         let exec = MemorySourceConfig::try_new_exec(&[vec![batch]], metadata_schema(), projection.cloned())?;
@@ -133,33 +137,50 @@ impl TableProvider for TsFileMetadataTable {
     }
 }
 
-/// Read one file's index and chunk headers and append its series.
-async fn append_file(store: &Arc<dyn ObjectStore>, object: &ObjectMeta, rows: &mut MetadataRows) -> crate::Result<()> {
+/// Read one file's index (and, with `headers`, its chunk headers) and append its series.
+async fn append_file(
+    store: &Arc<dyn ObjectStore>,
+    object: &ObjectMeta,
+    headers: bool,
+    rows: &mut MetadataRows,
+) -> crate::Result<()> {
     let reader = open_object(store, &object.location, object.size).await?;
     let mut series = Vec::new();
     for root in &reader.metadata().table_index {
         for device in reader.devices(&root.name)? {
-            for s in reader.series(&device)? {
-                series.push((root.name.clone(), device.device.path(), s));
+            let device_series = reader.series(&device)?;
+            // A device with a time column is aligned: so are its value series.
+            let aligned = device_series.iter().any(|s| s.is_aligned_time());
+            for s in device_series {
+                series.push((root.name.clone(), device.device.path(), aligned, s));
             }
         }
+    }
+    let file = object.location.to_string();
+    let version = i32::from(reader.metadata().version);
+    let writer = reader.writer_evidence().signature();
+    if !headers {
+        for (table, device, aligned, s) in series {
+            rows.push(&file, &table, &device, aligned, &s, &[]);
+            rows.version.append_value(version);
+            rows.writer.append_option(writer.writer.map(|w| w.name()));
+            rows.writer_evidence.append_value(writer.evidence);
+        }
+        return Ok(());
     }
     // Chunk headers: marker, name, data size, three id bytes and the optional AEAD suffix.
     let wanted: Vec<Range<u64>> = series
         .iter()
-        .flat_map(|(_, _, s)| {
+        .flat_map(|(_, _, _, s)| {
             s.chunks.iter().map(move |c| c.offset..(c.offset + s.measurement.len() as u64 + 256).min(object.size))
         })
         .collect();
     let fetched = fetch_ranges(store, &object.location, wanted).await?;
     let source: RangeSource = reader.source().with_parts(fetched);
     let reader = reader.with_source(source);
-    let file = object.location.to_string();
-    let version = i32::from(reader.metadata().version);
-    let writer = reader.writer_evidence().signature();
-    for (table, device, s) in series {
+    for (table, device, aligned, s) in series {
         let headers = s.chunks.iter().map(|c| reader.read_chunk_header(c.offset)).collect::<crate::Result<Vec<_>>>()?;
-        rows.push(&file, &table, &device, &s, &headers);
+        rows.push(&file, &table, &device, aligned, &s, &headers);
         rows.version.append_value(version);
         rows.writer.append_option(writer.writer.map(|w| w.name()));
         rows.writer_evidence.append_value(writer.evidence);
@@ -193,7 +214,9 @@ struct MetadataRows {
 }
 
 impl MetadataRows {
-    fn push(&mut self, file: &str, table: &str, device: &str, s: &TimeseriesMetadata, headers: &[ChunkHeader]) {
+    /// One series; `aligned` says its device has a time column, `headers` are its chunks'
+    /// headers (empty when encoding and compression are not asked for).
+    fn push(&mut self, file: &str, table: &str, device: &str, aligned: bool, s: &TimeseriesMetadata, headers: &[ChunkHeader]) {
         let is_time = s.is_aligned_time();
         self.file.append_value(file);
         self.table.append_value(table);
@@ -201,9 +224,11 @@ impl MetadataRows {
         self.measurement.append_value(if is_time { "time" } else { &s.measurement });
         self.category.append_value(if is_time { "TIME" } else { "FIELD" });
         self.data_type.append_value(if is_time { "TIMESTAMP" } else { s.data_type.name() });
-        // Writers need not flag aligned series in the timeseries type; the chunk markers
-        // always say it (0x80 = time chunk, 0x40 = value chunk of an aligned device).
-        self.aligned.append_value(is_time || s.timeseries_type & 0xC0 != 0 || headers.iter().any(|h| h.marker & 0xC0 != 0));
+        // Writers need not flag aligned series in the timeseries type; the device's time
+        // column and the chunk markers (0x80 = time chunk, 0x40 = value chunk of an aligned
+        // device) always say it.
+        self.aligned
+            .append_value(is_time || aligned || s.timeseries_type & 0xC0 != 0 || headers.iter().any(|h| h.marker & 0xC0 != 0));
         self.encoding.append_option(distinct_names(headers, |h| {
             Encoding::try_from(h.encoding).map(|e| e.name().to_string()).unwrap_or_else(|_| format!("unknown({})", h.encoding))
         }));

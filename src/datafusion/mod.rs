@@ -73,7 +73,7 @@ pub use format::{TsFileFormat, TsFileFormatFactory, STATISTICS_MAX_INDEX_BYTES, 
 pub use import::{write_tsfile, WriteProgress};
 pub use location::parse_location;
 pub use metadata::{LoadCost, MetadataCache, DEFAULT_METADATA_CACHE_BYTES};
-pub use metadata_fn::{TsFileMetadataFunc, TsFileMetadataTable};
+pub use metadata_fn::{metadata_schema, TsFileMetadataFunc, TsFileMetadataTable};
 pub use metrics::TsFileScanMetrics;
 pub use options::{options_markdown, OptionDef, TreeMixedTypes, TsFileReadOptions, OPTIONS};
 pub use ordered::execute_in_order;
