@@ -225,10 +225,10 @@ impl TsFileFormat {
             }
         }
         let tree_only = metas.iter().all(|(m, _)| m.plan.table_names().is_empty());
+        if let Some(table) = crate::plan::default_table(&names, tree_only) {
+            return Ok(table);
+        }
         match names.len() {
-            1 => Ok(names.remove(0)),
-            // Tree-model path prefixes only: every device, aligned by device (as IoTDB shows them).
-            n if n > 1 && tree_only => Ok(crate::plan::ALL_TREE_DEVICES.to_string()),
             0 => {
                 let loc = metas.first().map(|(m, _)| m.location.clone()).unwrap_or_default();
                 Err(DataFusionError::Plan(format!("{loc}: no table in the file(s) (an empty TsFile?)")))

@@ -188,11 +188,8 @@ impl<S: ByteSource> FileView<S> {
             return Ok(t.to_string());
         }
         let names = self.sql_table_names();
-        match names.as_slice() {
-            [one] => Ok(one.clone()),
-            [_, _, ..] if self.table_names().is_empty() => Ok(ALL_TREE_DEVICES.to_string()),
-            _ => Err(TsFileError::InvalidArgument(format!("holds tables {names:?}; choose one with the 'table' option"))),
-        }
+        default_table(&names, self.table_names().is_empty())
+            .ok_or_else(|| TsFileError::InvalidArgument(format!("holds tables {names:?}; choose one with the 'table' option")))
     }
 
     /// Whether `name` reads as a tree-model table here: a path prefix of the device index
@@ -287,5 +284,34 @@ impl<S: ByteSource> FileView<S> {
         let mut offsets = Vec::new();
         let table = TableView::build(&self.reader, schema, entries, Some(&mut offsets))?;
         Ok(Some((table, offsets)))
+    }
+}
+
+/// The table a scan reads when no `table` option names one, given the SQL table names of
+/// the file(s) it covers and whether they hold tree-model devices only: the one name, or
+/// every tree-model device ([`ALL_TREE_DEVICES`], aligned by device as IoTDB shows them)
+/// when there are several tree-model path prefixes and no table-model table. `None` when
+/// there is no name, or several names of which one is a table-model table: the caller must
+/// ask for the option.
+pub fn default_table(names: &[String], tree_only: bool) -> Option<String> {
+    match names {
+        [one] => Some(one.clone()),
+        [_, _, ..] if tree_only => Some(ALL_TREE_DEVICES.to_string()),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_table_is_the_one_name_or_every_tree_device() {
+        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(default_table(&names(&["weather"]), false).as_deref(), Some("weather"));
+        assert_eq!(default_table(&names(&["root.a"]), true).as_deref(), Some("root.a"));
+        assert_eq!(default_table(&names(&["root.a", "root.b"]), true).as_deref(), Some(ALL_TREE_DEVICES));
+        assert_eq!(default_table(&names(&["weather", "root.b"]), false), None);
+        assert_eq!(default_table(&names(&[]), true), None);
     }
 }

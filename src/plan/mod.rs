@@ -21,7 +21,7 @@ pub use access::{
     column_roles, devices_in_range, AccessCounter, AccessRequest, ColumnRole, DevicePlan, Judgement, NoCounts, Pruner, Runs,
     TableAccess, Unit, UnitColumn, FETCH_RUN_BYTES,
 };
-pub use file::{FileView, PARTIAL_VIEW_MAX_DEVICES};
+pub use file::{default_table, FileView, PARTIAL_VIEW_MAX_DEVICES};
 pub use tags::TagFilter;
 pub use tree_view::{path_levels, TreeDevice, TreeView, ALL_TREE_DEVICES};
 pub use view::{DeviceFields, DeviceView, TableView};
