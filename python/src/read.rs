@@ -156,10 +156,7 @@ fn device_filter(tags: &[&Field], table: &str, devices: &[DeviceArg]) -> Result<
         }
         tests
     } else {
-        wanted
-            .into_iter()
-            .filter_map(|values| tags.iter().zip(values).map(|(f, v)| equal(f, v)).reduce(Expr::and))
-            .collect()
+        wanted.into_iter().filter_map(|values| tags.iter().zip(values).map(|(f, v)| equal(f, v)).reduce(Expr::and)).collect()
     };
     balanced_or(tests).ok_or_else(|| plan_err("'devices' is empty: give at least one device, or None for all".into()))
 }
