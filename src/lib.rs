@@ -11,6 +11,8 @@
 //!   helpers, the `tsfile_metadata` table function and plan codecs (feature `datafusion`);
 //! * [`format`](mod@format) — the file's structure: head and tail, TsFileMetadata, the metadata index,
 //!   statistics, chunk and page headers, a forward scan (synchronous, no Arrow);
+//! * [`iotdb`] — IoTDB's files beside its TsFiles: data-file names, `.resource` time indexes,
+//!   `.mods`/`.mods2` deletions (the building blocks of reading a data directory);
 //! * [`writer`] — write `RecordBatch`es as a table-model TsFile ([`TsFileWriter`],
 //!   [`LocalTsFileWriter`], [`TsFileWriterOptions`]);
 //! * [`arrow`] — the TsFile → Arrow type mapping; [`crypto`] — keys for encrypted files;
@@ -53,6 +55,7 @@ internal_layer! { mod encoding; }
 pub mod error;
 mod file;
 pub mod format;
+pub mod iotdb;
 internal_layer! {
     #[cfg(feature = "object_store")]
     mod io;

@@ -230,9 +230,10 @@ fn cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
 
 /// The layer of a module: its first path segment's rank (ARCHITECTURE.md).
 fn layer(module: &str) -> Option<(usize, &'static str)> {
-    const LAYERS: [(&str, usize); 17] = [
+    const LAYERS: [(&str, usize); 18] = [
         ("error", 0),
         ("format", 1),
+        ("iotdb", 2),
         ("crypto", 2),
         ("compression", 2),
         ("encoding", 2),
