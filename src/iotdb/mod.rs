@@ -15,3 +15,32 @@ pub mod resource;
 pub use mods::{parse_mods_v1, parse_mods_v2, Deletion, DeletionTarget, PathPattern, TagPredicate};
 pub use names::{DataFileName, Space};
 pub use resource::{parse_resource, DeviceTimes};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::DeviceId;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn hostile_bytes_never_panic(data in proptest::collection::vec(any::<u8>(), 0..300), kind in 0u8..4) {
+            // Steer the type bytes so that the structured paths run, not only the refusals.
+            let mut data = data;
+            if let Some(first) = data.first_mut() {
+                *first = kind % 2;
+            }
+            let _ = parse_resource(&[&[1u8, if kind < 2 { 3 } else { 1 }][..], &data].concat());
+            let text = String::from_utf8_lossy(&data);
+            let mut all = parse_mods_v1(&format!("DELETION,{text}"));
+            if let Ok(more) = parse_mods_v2(&data) {
+                all.extend(more);
+            }
+            let d = DeviceId::new(vec![Some("t".into()), None, Some("x".into())]);
+            for del in &all {
+                let _ = del.deletes(&d, "s", 0, 0);
+                let _ = del.deletes(&DeviceId::from_tree_path("root.sg.d1"), "s", 0, 0);
+            }
+        }
+    }
+}
