@@ -499,7 +499,8 @@ proptest! {
 fn test_random_table_regressions() {
     // seed 597076307318827870 draws one device with no rows: a table schema without an index
     // tree, which the structure reader once reported as "not found".
-    for (seed, batch) in [(597_076_307_318_827_870u64, 1usize)] {
+    const FAILED: &[(u64, usize)] = &[(597_076_307_318_827_870, 1)];
+    for &(seed, batch) in FAILED {
         let case = random_case(seed);
         let bytes = write_case(&case, batch);
         assert_eq!(read_rows(bytes.clone(), &case), expected_rows(&case), "seed {seed}");
