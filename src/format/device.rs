@@ -43,20 +43,7 @@ impl DeviceId {
     /// more give `[first 3 nodes joined, remaining nodes...]`, one node gives one segment.
     /// Joining the segments with `.` gives the path back, so distinct paths stay distinct.
     pub fn from_tree_path(path: &str) -> DeviceId {
-        let mut nodes: Vec<&str> = Vec::new();
-        let mut quoted = false;
-        let mut start = 0;
-        for (i, ch) in path.char_indices() {
-            match ch {
-                '`' => quoted = !quoted,
-                '.' if !quoted => {
-                    nodes.push(path.get(start..i).unwrap_or_default());
-                    start = i + 1;
-                }
-                _ => {}
-            }
-        }
-        nodes.push(path.get(start..).unwrap_or_default());
+        let nodes = split_tree_path(path);
         let head = match nodes.len() {
             0 | 1 => return DeviceId { segments: vec![Some(path.to_string())] },
             2 | 3 => nodes.len() - 1,
@@ -117,6 +104,25 @@ impl DeviceId {
         }
         out
     }
+}
+
+/// The nodes of a tree-model path: `path` cut on `.` outside backticks (a quoted node keeps
+/// its backticks).
+pub fn split_tree_path(path: &str) -> Vec<&str> {
+    let mut nodes = Vec::new();
+    let (mut quoted, mut start) = (false, 0);
+    for (i, ch) in path.char_indices() {
+        match ch {
+            '`' => quoted = !quoted,
+            '.' if !quoted => {
+                nodes.push(path.get(start..i).unwrap_or_default());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    nodes.push(path.get(start..).unwrap_or_default());
+    nodes
 }
 
 impl Ord for DeviceId {

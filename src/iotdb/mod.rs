@@ -16,6 +16,30 @@ pub use mods::{parse_mods_v1, parse_mods_v2, Deletion, DeletionTarget, PathPatte
 pub use names::{DataFileName, Space};
 pub use resource::{parse_resource, DeviceTimes};
 
+/// Byte writers for the tests: IoTDB's zig-zag varints and `VarString`s.
+#[cfg(test)]
+pub(crate) mod test_bytes {
+    /// A zig-zag `VarInt`.
+    pub fn varint(out: &mut Vec<u8>, v: i32) {
+        let mut z = ((v << 1) ^ (v >> 31)) as u32;
+        loop {
+            let b = (z & 0x7f) as u8;
+            z >>= 7;
+            if z == 0 {
+                out.push(b);
+                return;
+            }
+            out.push(b | 0x80);
+        }
+    }
+
+    /// A `VarString` (`None`: null, length -1).
+    pub fn var_string(out: &mut Vec<u8>, s: Option<&str>) {
+        varint(out, s.map_or(-1, |s| s.len() as i32));
+        out.extend_from_slice(s.unwrap_or_default().as_bytes());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

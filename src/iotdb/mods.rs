@@ -14,6 +14,7 @@
 //! inside one node by glob, `**` one or more nodes.
 
 use crate::error::{Result, TsFileError};
+use crate::format::device::split_tree_path;
 use crate::format::{Cursor, DeviceId};
 
 /// One deletion: what it deletes, over `[start, end]` (inclusive).
@@ -84,30 +85,12 @@ fn tree_nodes(device: &DeviceId) -> Vec<String> {
     for (i, seg) in device.segments().iter().enumerate() {
         let seg = seg.as_deref().unwrap_or("null");
         if i == 0 {
-            out.extend(split_path(seg).into_iter().map(str::to_string));
+            out.extend(split_tree_path(seg).into_iter().map(str::to_string));
         } else {
             out.push(seg.to_string());
         }
     }
     out
-}
-
-/// `path` cut on `.` outside backticks.
-fn split_path(path: &str) -> Vec<&str> {
-    let mut nodes = Vec::new();
-    let (mut quoted, mut start) = (false, 0);
-    for (i, ch) in path.char_indices() {
-        match ch {
-            '`' => quoted = !quoted,
-            '.' if !quoted => {
-                nodes.push(path.get(start..i).unwrap_or_default());
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    nodes.push(path.get(start..).unwrap_or_default());
-    nodes
 }
 
 /// A tree path pattern such as `root.sg.*.s1` or `root.sg.**`.
@@ -119,7 +102,7 @@ pub struct PathPattern {
 impl PathPattern {
     /// The pattern of `path` (nodes cut on `.` outside backticks).
     pub fn parse(path: &str) -> PathPattern {
-        PathPattern { nodes: split_path(path).into_iter().map(str::to_string).collect() }
+        PathPattern { nodes: split_tree_path(path).into_iter().map(str::to_string).collect() }
     }
 
     /// The pattern's text.
@@ -378,9 +361,10 @@ fn parse_v2_entry(c: &mut Cursor<'_>) -> Result<Deletion> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::iotdb::test_bytes::{var_string, varint};
 
     fn pat(p: &str, path: &str) -> bool {
-        PathPattern::parse(p).matches(&split_path(path))
+        PathPattern::parse(p).matches(&split_tree_path(path))
     }
 
     #[test]
@@ -418,24 +402,6 @@ mod tests {
         assert!(!got[0].deletes(&d1, "s1", 11, 0), "end is inclusive, not beyond");
         assert!(!got[0].deletes(&d1, "s1", 7, 100), "offset must be greater than the chunk's");
         assert!(!got[0].deletes(&d1, "s2", 7, 0));
-    }
-
-    fn var_string(out: &mut Vec<u8>, s: Option<&str>) {
-        varint(out, s.map_or(-1, |s| s.len() as i32));
-        out.extend_from_slice(s.unwrap_or_default().as_bytes());
-    }
-
-    fn varint(out: &mut Vec<u8>, v: i32) {
-        let mut z = ((v << 1) ^ (v >> 31)) as u32;
-        loop {
-            let b = (z & 0x7f) as u8;
-            z >>= 7;
-            if z == 0 {
-                out.push(b);
-                return;
-            }
-            out.push(b | 0x80);
-        }
     }
 
     fn device(out: &mut Vec<u8>, segs: &[Option<&str>]) {

@@ -77,21 +77,7 @@ pub fn parse_resource(bytes: &[u8]) -> Result<Vec<DeviceTimes>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn var_string(out: &mut Vec<u8>, s: Option<&str>) {
-        let len: i32 = s.map_or(-1, |s| s.len() as i32);
-        let mut z = ((len << 1) ^ (len >> 31)) as u32;
-        loop {
-            let b = (z & 0x7f) as u8;
-            z >>= 7;
-            if z == 0 {
-                out.push(b);
-                break;
-            }
-            out.push(b | 0x80);
-        }
-        out.extend_from_slice(s.unwrap_or_default().as_bytes());
-    }
+    use crate::iotdb::test_bytes::var_string;
 
     /// A resource as IoTDB 2.x writes it: version, type 3, times, then ids in another order.
     fn v2(devices: &[(&[Option<&str>], i64, i64)], order: &[usize]) -> Vec<u8> {
