@@ -171,28 +171,27 @@ async fn append_file(
     let file = object.location.to_string();
     let version = i32::from(reader.metadata().version);
     let writer = reader.writer_evidence().signature();
-    if !headers {
-        for (table, device, aligned, s) in series {
-            rows.push(&file, &table, &device, aligned, &s, &[]);
-            rows.version.append_value(version);
-            rows.writer.append_option(writer.writer.map(|w| w.name()));
-            rows.writer_evidence.append_value(writer.evidence);
-        }
-        return Ok(());
-    }
-    // Chunk headers: marker, name, data size, three id bytes and the optional AEAD suffix.
-    let wanted: Vec<Range<u64>> = series
-        .iter()
-        .flat_map(|(_, _, _, s)| {
-            s.chunks.iter().map(move |c| c.offset..(c.offset + s.measurement.len() as u64 + 256).min(object.size))
-        })
-        .collect();
-    let fetched = fetch_ranges(store, &object.location, wanted).await?;
-    let source: RangeSource = reader.source().with_parts(fetched);
-    let reader = reader.with_source(source);
+    let reader = if headers {
+        // Chunk headers: marker, name, data size, three id bytes and the optional AEAD suffix.
+        let wanted: Vec<Range<u64>> = series
+            .iter()
+            .flat_map(|(_, _, _, s)| {
+                s.chunks.iter().map(move |c| c.offset..(c.offset + s.measurement.len() as u64 + 256).min(object.size))
+            })
+            .collect();
+        let fetched = fetch_ranges(store, &object.location, wanted).await?;
+        let source: RangeSource = reader.source().with_parts(fetched);
+        reader.with_source(source)
+    } else {
+        reader
+    };
     for (table, device, aligned, s) in series {
-        let headers = s.chunks.iter().map(|c| reader.read_chunk_header(c.offset)).collect::<crate::Result<Vec<_>>>()?;
-        rows.push(&file, &table, &device, aligned, &s, &headers);
+        let chunk_headers = if headers {
+            s.chunks.iter().map(|c| reader.read_chunk_header(c.offset)).collect::<crate::Result<Vec<_>>>()?
+        } else {
+            Vec::new()
+        };
+        rows.push(&file, &table, &device, aligned, &s, &chunk_headers);
         rows.version.append_value(version);
         rows.writer.append_option(writer.writer.map(|w| w.name()));
         rows.writer_evidence.append_value(writer.evidence);
