@@ -261,13 +261,10 @@ impl TsFile {
             None => (0..full.fields().len()).collect(),
         };
         let projected = Arc::new(full.project(&projection)?);
-        let view = if self.view.reader().metadata().table_root(table).is_some() {
-            self.view.table(table).map_err(|e| e.in_file(&self.name))?
-        } else {
-            Arc::new(crate::plan::TableView::build(self.view.reader(), schema, Vec::new(), None)?)
-        };
+        let view = self.device_views(table)?;
         let devices: Vec<usize> = match &read.devices {
             Some(keep) => {
+                let keep: std::collections::HashSet<&DeviceId> = keep.iter().collect();
                 (0..view.devices.len()).filter(|&i| view.devices.get(i).is_some_and(|d| keep.contains(&d.device))).collect()
             }
             None => (0..view.devices.len()).collect(),
@@ -286,7 +283,7 @@ impl TsFile {
         let batch_size = if read.batch_size == 0 { 8192 } else { read.batch_size };
         let batcher = access.batcher(projected.clone(), self.options.time_unit, batch_size)?;
         Ok(TableBatches {
-            file: self,
+            file: FileRef::Borrowed(self),
             schema: projected,
             access,
             devices: devices.into_iter(),
@@ -296,6 +293,33 @@ impl TsFile {
             budget: DecodeBudget::for_options(&opts),
             done: false,
         })
+    }
+
+    /// [`TsFile::read_table`] on a shared file: the batches hold the file, so they can
+    /// outlive the caller's borrow (a reader of many files streams from each in turn).
+    pub fn read_table_shared(self: &Arc<Self>, table: &str, read: TableRead) -> Result<TableBatches<'static>> {
+        let b = self.read_table(table, read)?;
+        Ok(TableBatches {
+            file: FileRef::Shared(Arc::clone(self)),
+            schema: b.schema,
+            access: b.access,
+            devices: b.devices,
+            fields: b.fields,
+            batcher: b.batcher,
+            pending: b.pending,
+            budget: b.budget,
+            done: b.done,
+        })
+    }
+
+    /// The devices of table `table` with their time columns' statistics (chunk by chunk
+    /// in `time.chunks`), as the access plan sees them.
+    pub fn device_views(&self, table: &str) -> Result<Arc<crate::plan::TableView>> {
+        if self.view.reader().metadata().table_root(table).is_none() {
+            let schema = self.table_schema(table)?.clone();
+            return Ok(Arc::new(crate::plan::TableView::build(self.view.reader(), schema, Vec::new(), None)?));
+        }
+        self.view.table(table).map_err(|e| e.in_file(&self.name))
     }
 
     /// Aggregates of every device of table `table` over `query.range`, per `date_bin`
@@ -462,7 +486,7 @@ impl TsFile {
 
 /// Iterator over the record batches of a table read; see [`TsFile::read_table`].
 pub struct TableBatches<'a> {
-    file: &'a TsFile,
+    file: FileRef<'a>,
     schema: SchemaRef,
     access: TableAccess,
     devices: std::vec::IntoIter<usize>,
@@ -473,6 +497,23 @@ pub struct TableBatches<'a> {
     /// Decoded bytes of this read, against `max_decoded_bytes`.
     budget: DecodeBudget,
     done: bool,
+}
+
+/// The file a [`TableBatches`] reads: borrowed, or shared ([`TsFile::read_table_shared`]).
+enum FileRef<'a> {
+    Borrowed(&'a TsFile),
+    Shared(Arc<TsFile>),
+}
+
+impl std::ops::Deref for FileRef<'_> {
+    type Target = TsFile;
+
+    fn deref(&self) -> &TsFile {
+        match self {
+            FileRef::Borrowed(f) => f,
+            FileRef::Shared(f) => f,
+        }
+    }
 }
 
 impl std::fmt::Debug for TableBatches<'_> {

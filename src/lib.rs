@@ -49,6 +49,7 @@ macro_rules! internal_layer {
 pub mod arrow;
 internal_layer! { mod compression; }
 pub mod crypto;
+pub mod datadir;
 #[cfg(feature = "datafusion")]
 pub mod datafusion;
 internal_layer! { mod encoding; }

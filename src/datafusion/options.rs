@@ -21,6 +21,8 @@
 //! | `max_decoded_bytes` | bytes of values one query decodes, over all its files and partitions | 4294967296 (4 GiB) |
 //! | `tree_levels` | tree-model tables: add the path levels as nullable columns `level0`, `level1`, ... | `false` |
 //! | `tree_mixed_types` | tree-model tables: a measurement typed differently on two devices is an `error` (naming both), or `coerce` it to `DOUBLE` (all numeric) / `STRING` | `error` |
+//! | `layout` | how a directory is read: `plain` (every `.tsfile` as it is) or `iotdb` (an IoTDB data directory, a database, region or partition of one: a point written in several files once, by IoTDB's priority, deletions of `.mods`/`.mods2` applied, files skipped by `.resource`; table model, local paths; see docs/iotdb-layout.md) | `plain` |
+//! | `ttl` | `layout = iotdb`: rows older than this many milliseconds before now are left out, as IoTDB's TTL does (IoTDB keeps the TTL in its schema, not beside the files); 0 = none | 0 |
 //! | `master_key` | key for encrypted files: 32 hex digits or 16 characters (legacy `encryptLevel` 2 master key; KEK of the built-in Page-AEAD profile); never written out | none |
 //! | `aead_provider` | Page-AEAD provider id that `master_key` is the key-encryption key for | `test-aead-provider` |
 //!
@@ -55,6 +57,11 @@ pub struct TsFileReadOptions {
     pub tree_levels: bool,
     /// Tree-model tables: what to do with a measurement typed differently on two devices.
     pub tree_mixed_types: TreeMixedTypes,
+    /// How a directory is read (option `layout`).
+    pub layout: DirectoryLayout,
+    /// `layout = iotdb`: leave out rows older than this many milliseconds before now (option
+    /// `ttl`; 0 = none).
+    pub ttl_ms: u64,
     /// Keys for encrypted files (options `master_key`, `aead_provider`).
     pub keys: EncryptionKeys,
     /// File statistics are gathered at planning only for files whose index area is at most
@@ -73,10 +80,22 @@ impl Default for TsFileReadOptions {
             disable_statistics_aggregates: false,
             tree_levels: false,
             tree_mixed_types: TreeMixedTypes::default(),
+            layout: DirectoryLayout::default(),
+            ttl_ms: 0,
             keys: EncryptionKeys::default(),
             statistics_max_index_bytes: crate::datafusion::STATISTICS_MAX_INDEX_BYTES,
         }
     }
+}
+
+/// How the files under a location are read: option `layout`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum DirectoryLayout {
+    /// Every `.tsfile` as it is (`plain`).
+    #[default]
+    Plain,
+    /// An IoTDB data directory with IoTDB's semantics (`iotdb`; see [`crate::datadir`]).
+    Iotdb,
 }
 
 /// What a tree-model table does with a measurement whose type differs between devices
@@ -390,6 +409,40 @@ pub const OPTIONS: &[OptionDef] = &[
         },
     },
     OptionDef {
+        key: "layout",
+        aliases: &[],
+        doc: "how a directory is read: `plain` (every `.tsfile` as it is) or `iotdb` (an IoTDB data directory, a database, region or partition of one: a point written in several files once, by IoTDB's priority, deletions of `.mods`/`.mods2` applied, files skipped by `.resource`; table model, local paths; see docs/iotdb-layout.md)",
+        default: "`plain`",
+        get: |o| {
+            Some(
+                match o.layout {
+                    DirectoryLayout::Plain => "plain",
+                    DirectoryLayout::Iotdb => "iotdb",
+                }
+                .to_string(),
+            )
+        },
+        set: |o, key, v| {
+            o.layout = match v.to_ascii_lowercase().as_str() {
+                "plain" => DirectoryLayout::Plain,
+                "iotdb" => DirectoryLayout::Iotdb,
+                other => return Err(TsFileError::InvalidArgument(format!("{key} '{other}': expected plain or iotdb"))),
+            };
+            Ok(())
+        },
+    },
+    OptionDef {
+        key: "ttl",
+        aliases: &[],
+        doc: "`layout = iotdb`: rows older than this many milliseconds before now are left out, as IoTDB's TTL does (IoTDB keeps the TTL in its schema, not beside the files); 0 = none",
+        default: "0",
+        get: |o| Some(o.ttl_ms.to_string()),
+        set: |o, key, v| {
+            o.ttl_ms = parse_limit(key, v)?;
+            Ok(())
+        },
+    },
+    OptionDef {
         key: "master_key",
         aliases: &[],
         doc: "key for encrypted files: 32 hex digits or 16 characters (legacy `encryptLevel` 2 master key; KEK of the built-in Page-AEAD profile); never written out",
@@ -528,6 +581,8 @@ mod tests {
             ("metadata_size_hint", "13"),
             ("statistics_max_index_bytes", "14"),
             ("aead_provider", "kms-1"),
+            ("layout", "iotdb"),
+            ("ttl", "15"),
         ]
         .into_iter()
         .map(|(a, b)| (a.to_string(), b.to_string()))
@@ -553,6 +608,7 @@ mod tests {
             "pruning" | "statistics_aggregates" => "false",
             "tree_levels" => "true",
             "tree_mixed_types" => "coerce",
+            "layout" => "iotdb",
             "master_key" => "0123456789abcdef",
             "aead_provider" => "kms-2",
             _ => "42",

@@ -30,9 +30,10 @@ use datafusion::prelude::SessionContext;
 use crate::datafusion::aggregate::TsFileStatisticsAggregate;
 use crate::datafusion::errors::df_err;
 use crate::datafusion::format::{TsFileFormat, TsFileFormatFactory, TSFILE_EXTENSION};
+use crate::datafusion::iotdb_table::IotdbTable;
 use crate::datafusion::location::parse_location;
 use crate::datafusion::metadata::{MetadataCache, StatisticsScope};
-use crate::datafusion::options::TsFileReadOptions;
+use crate::datafusion::options::{DirectoryLayout, TsFileReadOptions};
 use crate::datafusion::session_options::TsFileSessionOptions;
 use crate::datafusion::table_options::TsFileTableOptions;
 
@@ -339,6 +340,9 @@ impl TableProviderFactory for TsFileTableFactory {
             .downcast_ref::<TsFileFormat>()
             .map(|f| f.options().clone())
             .ok_or_else(|| DataFusionError::Internal("TsFile format factory made another format".into()))?;
+        if options.layout == DirectoryLayout::Iotdb {
+            return iotdb_table(cmd, options);
+        }
         if !cmd.schema.fields().is_empty() {
             return declared_table(state, cmd, options).await;
         }
@@ -389,6 +393,24 @@ async fn declared_table(
     }
     let plan = LogicalPlanBuilder::scan(cmd.name.clone(), provider_as_source(files), None)?.project(columns)?.build()?;
     Ok(Arc::new(ViewTable::new(plan, cmd.definition.clone())))
+}
+
+/// The table of a statement with `layout = iotdb`: one location, the columns as the
+/// directory's newest file declares them (declared columns and partition columns are refused:
+/// the directory's own layout says what a file is).
+fn iotdb_table(cmd: &CreateExternalTable, options: TsFileReadOptions) -> Result<Arc<dyn TableProvider>> {
+    let [root] = cmd.locations.as_slice() else {
+        return Err(DataFusionError::Plan(format!(
+            "layout 'iotdb' reads one directory; {} locations given",
+            cmd.locations.len()
+        )));
+    };
+    if !cmd.schema.fields().is_empty() || !cmd.table_partition_cols.is_empty() {
+        return Err(DataFusionError::Plan(
+            "layout 'iotdb' takes its columns from the directory's files: declare no columns and no PARTITIONED BY".into(),
+        ));
+    }
+    Ok(Arc::new(IotdbTable::try_new(root, options)?))
 }
 
 /// The type DataFusion gives partition columns it infers: dictionary-encoded strings.

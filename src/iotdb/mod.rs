@@ -8,6 +8,8 @@
 //! IoTDB sources they come from. Synchronous, no Arrow, no I/O: bytes in, structs out;
 //! every length is checked against the input.
 
+#[cfg(any(test, feature = "test-util"))]
+pub mod companions;
 pub mod mods;
 pub mod names;
 pub mod resource;

@@ -230,7 +230,7 @@ fn cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
 
 /// The layer of a module: its first path segment's rank (ARCHITECTURE.md).
 fn layer(module: &str) -> Option<(usize, &'static str)> {
-    const LAYERS: [(&str, usize); 18] = [
+    const LAYERS: [(&str, usize); 19] = [
         ("error", 0),
         ("format", 1),
         ("iotdb", 2),
@@ -242,6 +242,7 @@ fn layer(module: &str) -> Option<(usize, &'static str)> {
         ("write", 3),
         ("arrow", 4),
         ("summary", 4),
+        ("datadir", 5),
         ("file", 5),
         ("io", 5),
         ("plan", 5),

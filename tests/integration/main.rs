@@ -13,6 +13,7 @@ mod epoch_literals;
 mod export;
 mod fleet;
 mod float_pruning;
+mod iotdb_dir;
 mod java;
 mod java_encodings;
 mod layering;

@@ -1,0 +1,229 @@
+//! One device's rows written more than once, resolved as IoTDB resolves them, and the
+//! deletions of one file applied to its rows.
+//!
+//! [`merge_rows`] takes a device's rows from several inputs in ascending priority (the
+//! files of a time partition, lowest first; within one input a later row is a later chunk
+//! and wins over an earlier one at the same time) and returns one row per time, in time
+//! order. Rows merge **per column**, as IoTDB merges aligned series: each column takes the
+//! value of the highest-priority row at that time whose value is not null, so a null of the
+//! winning row is filled from a row below it.
+//!
+//! [`apply_deletions`] removes the points a file's deletions name from that file's rows of one
+//! device before they are merged: whole rows for a table deletion without measurements,
+//! single columns (set to null) otherwise. Each file's deletions apply to its own rows only,
+//! as IoTDB attaches a modification file to one data file.
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int64Type, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType};
+use arrow_array::{Array, BooleanArray, RecordBatch};
+use arrow_buffer::BooleanBufferBuilder;
+use arrow_schema::{DataType, TimeUnit as ArrowUnit};
+
+use crate::error::{Result, TsFileError};
+use crate::format::DeviceId;
+use crate::iotdb::Deletion;
+
+/// The time values of a time column (`Int64` or a timestamp), without copying.
+pub fn time_values(column: &dyn Array) -> Result<&[i64]> {
+    Ok(match column.data_type() {
+        DataType::Int64 => column.as_primitive::<Int64Type>().values(),
+        DataType::Timestamp(ArrowUnit::Millisecond, _) => column.as_primitive::<TimestampMillisecondType>().values(),
+        DataType::Timestamp(ArrowUnit::Microsecond, _) => column.as_primitive::<TimestampMicrosecondType>().values(),
+        DataType::Timestamp(ArrowUnit::Nanosecond, _) => column.as_primitive::<TimestampNanosecondType>().values(),
+        other => return Err(TsFileError::unsupported(format!("time column of type {other}"))),
+    })
+}
+
+/// Whether `times` strictly increase (no time repeats, nothing to merge).
+pub fn strictly_increasing(times: &[i64]) -> bool {
+    times.windows(2).all(|w| matches!(w, [a, b] if a < b))
+}
+
+/// One row per time from `inputs` (same schema, ascending priority), per column the value
+/// of the highest-priority row whose value is not null; `time` is the time column's index.
+/// Columns in `keys` (the time and TAG columns) are taken from the winning row as they are.
+pub fn merge_rows(inputs: &[RecordBatch], time: usize, keys: &[usize]) -> Result<Option<RecordBatch>> {
+    let Some(first) = inputs.first() else { return Ok(None) };
+    let schema = first.schema();
+    let mut order: Vec<(i64, u32, u32)> = Vec::with_capacity(inputs.iter().map(RecordBatch::num_rows).sum());
+    for (i, batch) in inputs.iter().enumerate() {
+        let column = batch.columns().get(time).ok_or_else(|| TsFileError::unsupported("merge without a time column"))?;
+        let i = u32::try_from(i).map_err(|_| TsFileError::unsupported("more than 2^32 inputs to merge"))?;
+        for (row, &t) in time_values(column.as_ref())?.iter().enumerate() {
+            let row = u32::try_from(row).map_err(|_| TsFileError::unsupported("more than 2^32 rows to merge"))?;
+            order.push((t, i, row));
+        }
+    }
+    // Time ascending, then priority descending: the first row of a time is its winner.
+    order.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(b.2.cmp(&a.2)));
+    let mut starts: Vec<usize> = Vec::new();
+    for (k, w) in order.iter().enumerate() {
+        if k == 0 || order.get(k - 1).is_some_and(|p| p.0 != w.0) {
+            starts.push(k);
+        }
+    }
+    let mut columns = Vec::with_capacity(schema.fields().len());
+    let mut picks: Vec<(usize, usize)> = Vec::with_capacity(starts.len());
+    for c in 0..schema.fields().len() {
+        let arrays: Vec<&dyn Array> = inputs.iter().map(|b| b.column(c).as_ref()).collect();
+        picks.clear();
+        for (g, &start) in starts.iter().enumerate() {
+            let end = starts.get(g + 1).copied().unwrap_or(order.len());
+            let group = order.get(start..end).unwrap_or_default();
+            let winner = if keys.contains(&c) {
+                group.first()
+            } else {
+                group.iter().find(|(_, i, r)| arrays.get(*i as usize).is_some_and(|a| a.is_valid(*r as usize))).or(group.first())
+            };
+            if let Some(&(_, i, r)) = winner {
+                picks.push((i as usize, r as usize));
+            }
+        }
+        columns.push(arrow_select::interleave::interleave(&arrays, &picks)?);
+    }
+    Ok(Some(RecordBatch::try_new(schema, columns)?))
+}
+
+/// `batch` (rows of `device` with times `times`) without what `deletions` delete: rows
+/// deleted whole are removed, deleted columns set to null. `columns` names each column's
+/// measurement (`None` for the time and TAG columns, which only whole-row deletions touch).
+pub fn apply_deletions(
+    batch: RecordBatch,
+    device: &DeviceId,
+    deletions: &[&Deletion],
+    columns: &[Option<&str>],
+) -> Result<RecordBatch> {
+    if deletions.is_empty() || batch.num_rows() == 0 {
+        return Ok(batch);
+    }
+    let times = {
+        let c = batch.columns().iter().zip(columns).find(|(_, m)| m.is_none()).map(|(c, _)| c.clone());
+        c.ok_or_else(|| TsFileError::unsupported("deletions on rows without a time column"))?
+    };
+    let times = time_values(times.as_ref())?.to_vec();
+    let mut out = batch.columns().to_vec();
+    for (c, name) in columns.iter().enumerate() {
+        let Some(name) = name else { continue };
+        let hit: Vec<&&Deletion> = deletions.iter().filter(|d| is_column_deletion(d) && d.matches(device, name)).collect();
+        if hit.is_empty() {
+            continue;
+        }
+        let mask = mask_of(&times, &hit, true);
+        if let Some(slot) = out.get_mut(c) {
+            *slot = arrow_select::nullif::nullif(slot.as_ref(), &mask)?;
+        }
+    }
+    let rows: Vec<&&Deletion> = deletions.iter().filter(|d| !is_column_deletion(d) && d.matches(device, "")).collect();
+    let batch = RecordBatch::try_new(batch.schema(), out)?;
+    if rows.is_empty() {
+        return Ok(batch);
+    }
+    let keep = mask_of(&times, &rows, false);
+    Ok(arrow_select::filter::filter_record_batch(&batch, &keep)?)
+}
+
+/// Whether a deletion removes single columns (a tree pattern or a table deletion naming
+/// measurements) rather than whole rows.
+fn is_column_deletion(d: &Deletion) -> bool {
+    match &d.target {
+        crate::iotdb::DeletionTarget::Tree(_) => true,
+        crate::iotdb::DeletionTarget::Table { measurements, .. } => !measurements.is_empty(),
+    }
+}
+
+/// Per time, whether it lies in one of the deletions' ranges (`deleted = true`) or in none
+/// of them (`deleted = false`).
+fn mask_of(times: &[i64], deletions: &[&&Deletion], deleted: bool) -> BooleanArray {
+    let mut bits = BooleanBufferBuilder::new(times.len());
+    for &t in times {
+        bits.append(deletions.iter().any(|d| d.start <= t && t <= d.end) == deleted);
+    }
+    BooleanArray::new(bits.finish(), None)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{Int64Array, StringArray};
+    use arrow_schema::{Field, Schema};
+
+    use super::*;
+    use crate::iotdb::{DeletionTarget, TagPredicate};
+
+    fn batch(rows: &[(i64, Option<i64>, Option<&str>)]) -> RecordBatch {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("time", DataType::Int64, false),
+            Field::new("a", DataType::Int64, true),
+            Field::new("s", DataType::Utf8, true),
+        ]));
+        let t = Int64Array::from(rows.iter().map(|r| r.0).collect::<Vec<_>>());
+        let a = Int64Array::from(rows.iter().map(|r| r.1).collect::<Vec<_>>());
+        let s = StringArray::from(rows.iter().map(|r| r.2).collect::<Vec<_>>());
+        RecordBatch::try_new(schema, vec![Arc::new(t), Arc::new(a), Arc::new(s)]).unwrap()
+    }
+
+    fn rows(b: &RecordBatch) -> Vec<(i64, Option<i64>, Option<String>)> {
+        let t = b.column(0).as_primitive::<Int64Type>();
+        let a = b.column(1).as_primitive::<Int64Type>();
+        let s = b.column(2).as_string::<i32>();
+        (0..b.num_rows())
+            .map(|i| (t.value(i), a.is_valid(i).then(|| a.value(i)), s.is_valid(i).then(|| s.value(i).to_string())))
+            .collect()
+    }
+
+    #[test]
+    fn higher_priority_wins_per_column_and_later_rows_win_within_an_input() {
+        let low = batch(&[(1, Some(10), Some("low")), (2, Some(20), None), (4, Some(40), Some("x"))]);
+        // Time 2 twice in one input (two chunks): the later row wins, its null is filled below.
+        let high = batch(&[(2, Some(21), None), (3, None, Some("h3")), (2, None, Some("later")), (4, None, None)]);
+        let m = merge_rows(&[low, high], 0, &[0]).unwrap().unwrap();
+        assert_eq!(
+            rows(&m),
+            vec![
+                (1, Some(10), Some("low".into())),
+                (2, Some(21), Some("later".into())),
+                (3, None, Some("h3".into())),
+                (4, Some(40), Some("x".into())),
+            ]
+        );
+        assert!(merge_rows(&[], 0, &[0]).unwrap().is_none());
+        let one = batch(&[(5, Some(1), None)]);
+        assert_eq!(rows(&merge_rows(&[one], 0, &[0]).unwrap().unwrap()), vec![(5, Some(1), None)]);
+    }
+
+    #[test]
+    fn deletions_remove_rows_or_null_columns_inside_their_bounds_only() {
+        let d = DeviceId::from_strs(&["t", "d1"]);
+        let other = DeviceId::from_strs(&["t", "d2"]);
+        let del = |tags, measurements: &[&str], start, end| Deletion {
+            target: DeletionTarget::Table {
+                table: "t".into(),
+                tags,
+                measurements: measurements.iter().map(|m| m.to_string()).collect(),
+            },
+            start,
+            end,
+            file_offset: None,
+        };
+        let b = batch(&[(1, Some(1), Some("a")), (2, Some(2), Some("b")), (3, Some(3), Some("c")), (4, Some(4), Some("d"))]);
+        let rows_gone = del(TagPredicate::Device(d.clone()), &[], 2, 3);
+        let a_gone = del(TagPredicate::All, &["a"], 4, 4);
+        let elsewhere = del(TagPredicate::Device(other), &[], 1, 4);
+        let names = [None, Some("a"), Some("s")];
+        // `elsewhere` names another device and deletes nothing here.
+        let out = apply_deletions(b.clone(), &d, &[&rows_gone, &a_gone, &elsewhere], &names).unwrap();
+        assert_eq!(rows(&out), vec![(1, Some(1), Some("a".into())), (4, None, Some("d".into()))]);
+        assert_eq!(apply_deletions(b.clone(), &d, &[], &names).unwrap().num_rows(), 4);
+        let bounds = del(TagPredicate::All, &[], i64::MIN, 1);
+        assert_eq!(rows(&apply_deletions(b, &d, &[&bounds], &names).unwrap()).first().map(|r| r.0), Some(2));
+    }
+
+    #[test]
+    fn strictly_increasing_times() {
+        assert!(strictly_increasing(&[]));
+        assert!(strictly_increasing(&[i64::MIN, 0, i64::MAX]));
+        assert!(!strictly_increasing(&[1, 1]));
+        assert!(!strictly_increasing(&[2, 1]));
+    }
+}
