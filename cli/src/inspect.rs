@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use datafusion_tsfile::datadir::{summarize, DataDirReader};
 use datafusion_tsfile::format::chunk::{ChunkHeaderSuffix, PageIter};
 use datafusion_tsfile::format::scan::{scan_data_section, ScanReport};
 use datafusion_tsfile::format::{ByteSource, FileReader, LocalFile, Statistics, TimeseriesMetadata, ValueStatistics};
@@ -441,6 +442,102 @@ pub fn render_scan(v: &Value) -> String {
             v["last_good_offset"],
             v["stopped_by"].as_str().unwrap_or("?")
         )),
+    }
+    out
+}
+
+/// `tsfile inspect DIR` on an IoTDB data directory (or a database, region or partition of
+/// one): its time partitions with the files of each space, overlapping writes, deletions and
+/// files without `.resource`, and the files a `layout = iotdb` read leaves out.
+pub fn dir_summary(path: &str) -> Result<Value, TsFileError> {
+    let reader = DataDirReader::open(path, Default::default())?;
+    let parts = summarize(&reader)?;
+    let dir = reader.dir();
+    let partitions: Vec<Value> = parts
+        .iter()
+        .map(|p| {
+            json!({
+                "database": p.database,
+                "partition": p.partition,
+                "regions": p.regions,
+                "sequence_files": p.sequence_files,
+                "unsequence_files": p.unsequence_files,
+                "files_without_resource": p.files_without_resource,
+                "bytes": p.bytes,
+                "devices": p.devices,
+                "overlapping_devices": p.overlapping_devices,
+                "overlapping_files": p.overlapping_files,
+                "deletions_mods": p.deletions_v1,
+                "deletions_mods2": p.deletions_v2,
+            })
+        })
+        .collect();
+    let skipped: Vec<Value> =
+        dir.skipped.iter().map(|s| json!({ "path": s.path.display().to_string(), "reason": s.reason })).collect();
+    Ok(json!({
+        "directory": path,
+        "data_files": dir.files.len(),
+        "partitions": partitions,
+        "skipped": skipped,
+    }))
+}
+
+/// The text form of [`dir_summary`].
+pub fn render_dir(v: &Value) -> String {
+    let mut out = String::new();
+    let n = |v: &Value, k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let parts = v.get("partitions").and_then(Value::as_array).cloned().unwrap_or_default();
+    let skipped = v.get("skipped").and_then(Value::as_array).cloned().unwrap_or_default();
+    out.push_str(&format!(
+        "IoTDB data directory {}: {} data files in {} partitions, {} files skipped\n",
+        v.get("directory").and_then(Value::as_str).unwrap_or_default(),
+        n(v, "data_files"),
+        parts.len(),
+        skipped.len()
+    ));
+    for p in &parts {
+        let s = |k: &str| p.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+        let regions: Vec<String> = p
+            .get("regions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect();
+        out.push_str(&format!(
+            "partition {}/{} (region {}): {} sequence + {} unsequence files, {} bytes, {} devices\n",
+            s("database"),
+            s("partition"),
+            regions.join(", "),
+            n(p, "sequence_files"),
+            n(p, "unsequence_files"),
+            n(p, "bytes"),
+            n(p, "devices")
+        ));
+        if n(p, "overlapping_devices") > 0 {
+            out.push_str(&format!(
+                "  overlapping: {} devices written in {} files at overlapping times (merged by priority when read)\n",
+                n(p, "overlapping_devices"),
+                n(p, "overlapping_files")
+            ));
+        }
+        if n(p, "deletions_mods") + n(p, "deletions_mods2") > 0 {
+            out.push_str(&format!("  deletions: {} in .mods2, {} in .mods\n", n(p, "deletions_mods2"), n(p, "deletions_mods")));
+        }
+        if n(p, "files_without_resource") > 0 {
+            out.push_str(&format!(
+                "  without .resource: {} files (time ranges read from their index)\n",
+                n(p, "files_without_resource")
+            ));
+        }
+    }
+    if !skipped.is_empty() {
+        out.push_str("skipped:\n");
+        for s in &skipped {
+            let t = |k: &str| s.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+            out.push_str(&format!("  {}: {}\n", t("path"), t("reason")));
+        }
     }
     out
 }

@@ -70,12 +70,21 @@ enum Command {
         #[arg(long)]
         scan: bool,
         /// The TsFile to inspect: a path or a URL (`s3://…`, `gs://…`, `http(s)://…`; read
-        /// whole, up to 2 GiB; credentials from the environment as for `tsfile sql`).
+        /// whole, up to 2 GiB; credentials from the environment as for `tsfile sql`). A
+        /// local directory is summarized as an IoTDB data directory: time partitions, files
+        /// per space, overlapping writes, deletions, files skipped and why.
         file: String,
     },
 }
 
 fn inspect(json: bool, scan: bool, file: &str) -> Result<(), String> {
+    if !stores::is_url(file) && std::path::Path::new(file).is_dir() {
+        let summary = inspect::dir_summary(file).map_err(|e| format!("{file}: {e}"))?;
+        let text =
+            if json { serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())? } else { inspect::render_dir(&summary) };
+        print_out(&text);
+        return Ok(());
+    }
     let summary = if stores::is_url(file) {
         let bytes = runtime()?.block_on(stores::fetch_whole(file, stores::MAX_INSPECT_BYTES))?;
         if scan {

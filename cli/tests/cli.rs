@@ -515,3 +515,38 @@ fn test_convert_parquet_to_tsfile_reads_back_the_same_rows() {
     assert!(out.exists(), "a failed conversion leaves the old file");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn test_inspect_and_query_an_iotdb_data_directory() {
+    let facts = sample_facts();
+    // The sample written twice: once in order, once again as an out-of-order write of the
+    // same points (no .resource: time ranges from the files' own indexes).
+    let dir = scratch("iotdb");
+    for (space, name) in [("sequence", "1700000000000-1-0-0.tsfile"), ("unsequence", "1700000000001-2-0-0.tsfile")] {
+        let part = dir.join(space).join("root.weather").join("1").join("0");
+        std::fs::create_dir_all(&part).unwrap();
+        std::fs::copy(root().join("data/sample.tsfile"), part.join(name)).unwrap();
+    }
+    std::fs::write(dir.join("sequence/root.weather/1/0/1700000000000-1-0-0.tsfile.temp"), b"x").unwrap();
+    std::fs::write(dir.join("sequence/root.weather/1/0/readme.tsfile"), b"x").unwrap();
+    let d = dir.to_str().unwrap();
+    let (ok, out, err) = tsfile(&["inspect", d]);
+    assert!(ok, "{err}");
+    let devices = facts["device_count"].as_u64().unwrap();
+    assert!(out.contains("2 data files in 1 partitions, 1 files skipped"), "{out}");
+    assert!(out.contains(&format!("1 sequence + 1 unsequence files, {} bytes, {devices} devices", 2 * 3_704_665)), "{out}");
+    assert!(out.contains(&format!("overlapping: {devices} devices written in 2 files")), "{out}");
+    assert!(out.contains("readme.tsfile: not a data-file name"), "{out}");
+    let (ok, out, err) = tsfile(&["inspect", "--json", d]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["partitions"][0]["overlapping_devices"], devices);
+    assert_eq!(v["partitions"][0]["files_without_resource"], 2);
+
+    let create = format!("CREATE EXTERNAL TABLE w STORED AS TSFILE LOCATION '{d}' OPTIONS ('tsfile.layout' 'iotdb')");
+    let rows = sql_rows(&[&create, "SELECT count(*) AS n, sum(energy_wh) AS e, count(humidity) AS h FROM w"]);
+    assert_eq!(rows[0]["n"], facts["row_count"], "each point once");
+    assert_eq!(rows[0]["e"], facts["sum_energy_wh"]);
+    assert_eq!(rows[0]["h"], facts["non_null_counts"]["humidity"]);
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -12,6 +12,8 @@
 pub mod discover;
 pub mod merge;
 pub mod read;
+pub mod summary;
 
 pub use discover::{DataDir, DataFile, Skipped};
 pub use read::{DataDirReader, DirBatches};
+pub use summary::{summarize, PartitionSummary};

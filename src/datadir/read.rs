@@ -193,6 +193,19 @@ impl DataDirReader {
             .collect())
     }
 
+    /// Every device of data file `i` (table and tree model) with its time range, from the
+    /// file's own index.
+    pub fn device_ranges(&self, i: usize) -> Result<Vec<(DeviceId, i64, i64)>> {
+        let file = self.file(i)?;
+        let mut out = Vec::new();
+        for table in file.table_names() {
+            for d in &file.device_views(&table)?.devices {
+                out.push((d.device.clone(), d.time.statistics.start_time, d.time.statistics.end_time));
+            }
+        }
+        Ok(out)
+    }
+
     /// What reading `table` in group `g` takes: straight reads and merges.
     fn plan_group(&self, g: usize, table: &str, plan: &ReadPlan, read: &TableRead, tags: &TagFilter) -> Result<Vec<Work>> {
         let Some(range) = self.dir.groups.get(g).cloned() else { return Ok(Vec::new()) };
