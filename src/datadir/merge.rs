@@ -84,11 +84,12 @@ pub fn merge_rows(inputs: &[RecordBatch], time: usize, keys: &[usize]) -> Result
     Ok(Some(RecordBatch::try_new(schema, columns)?))
 }
 
-/// `batch` (rows of `device` with times `times`) without what `deletions` delete: rows
+/// `batch` (rows of `device`, times in column `time`) without what `deletions` delete: rows
 /// deleted whole are removed, deleted columns set to null. `columns` names each column's
 /// measurement (`None` for the time and TAG columns, which only whole-row deletions touch).
 pub fn apply_deletions(
     batch: RecordBatch,
+    time: usize,
     device: &DeviceId,
     deletions: &[&Deletion],
     columns: &[Option<&str>],
@@ -96,10 +97,8 @@ pub fn apply_deletions(
     if deletions.is_empty() || batch.num_rows() == 0 {
         return Ok(batch);
     }
-    let times = {
-        let c = batch.columns().iter().zip(columns).find(|(_, m)| m.is_none()).map(|(c, _)| c.clone());
-        c.ok_or_else(|| TsFileError::unsupported("deletions on rows without a time column"))?
-    };
+    let times =
+        batch.columns().get(time).cloned().ok_or_else(|| TsFileError::unsupported("deletions on rows without a time column"))?;
     let times = time_values(times.as_ref())?.to_vec();
     let mut out = batch.columns().to_vec();
     for (c, name) in columns.iter().enumerate() {
@@ -212,11 +211,11 @@ mod tests {
         let elsewhere = del(TagPredicate::Device(other), &[], 1, 4);
         let names = [None, Some("a"), Some("s")];
         // `elsewhere` names another device and deletes nothing here.
-        let out = apply_deletions(b.clone(), &d, &[&rows_gone, &a_gone, &elsewhere], &names).unwrap();
+        let out = apply_deletions(b.clone(), 0, &d, &[&rows_gone, &a_gone, &elsewhere], &names).unwrap();
         assert_eq!(rows(&out), vec![(1, Some(1), Some("a".into())), (4, None, Some("d".into()))]);
-        assert_eq!(apply_deletions(b.clone(), &d, &[], &names).unwrap().num_rows(), 4);
+        assert_eq!(apply_deletions(b.clone(), 0, &d, &[], &names).unwrap().num_rows(), 4);
         let bounds = del(TagPredicate::All, &[], i64::MIN, 1);
-        assert_eq!(rows(&apply_deletions(b, &d, &[&bounds], &names).unwrap()).first().map(|r| r.0), Some(2));
+        assert_eq!(rows(&apply_deletions(b, 0, &d, &[&bounds], &names).unwrap()).first().map(|r| r.0), Some(2));
     }
 
     #[test]

@@ -285,7 +285,7 @@ impl DataDirReader {
             ))
             .in_file(self.dir.files.get(i).map(|f| f.path.display().to_string()).unwrap_or_default()));
         }
-        let batch = apply_deletions(batch, device, &deletions, &plan.measurements())?;
+        let batch = apply_deletions(batch, plan.time, device, &deletions, &plan.measurements())?;
         Ok(Some(batch))
     }
 }
