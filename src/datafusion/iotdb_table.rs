@@ -27,12 +27,24 @@ use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, Par
 use crate::arrow::schema::TimeUnit;
 use crate::datadir::DataDirReader;
 use crate::datafusion::errors::df_err;
-use crate::datafusion::options::TsFileReadOptions;
+use crate::datafusion::options::{DirectoryLayout, TsFileReadOptions};
 use crate::datafusion::tag_filter::tag_filter_of;
 use crate::datafusion::time_bounds::time_bounds;
 use crate::file::{TableRead, TsFileOptions};
 use crate::format::ColumnCategory;
 use crate::plan::TagFilter;
+
+/// An error when `options` ask for `layout = iotdb` at an entry point that reads plain files
+/// (a listing table, [`TsFileTable`](crate::datafusion::TsFileTable)): refusing beats
+/// returning every write and every deleted point of a data directory.
+pub(crate) fn plain_only(options: &TsFileReadOptions) -> Result<()> {
+    if options.layout == DirectoryLayout::Iotdb {
+        return Err(DataFusionError::Plan(
+            "layout 'iotdb' is read by CREATE EXTERNAL TABLE … STORED AS TSFILE LOCATION 'dir' OPTIONS ('tsfile.layout' 'iotdb') or IotdbTable::try_new; this entry point reads plain files".into(),
+        ));
+    }
+    Ok(())
+}
 
 /// A table of an IoTDB data directory (option `layout = iotdb`).
 #[derive(Debug)]

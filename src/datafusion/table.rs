@@ -94,6 +94,7 @@ impl TsFileTable {
         options: TsFileReadOptions,
         partition_cols: Vec<(String, DataType)>,
     ) -> Result<TsFileTable> {
+        crate::datafusion::iotdb_table::plain_only(&options)?;
         let urls = Self::urls(paths, &options)?;
         let format = Arc::new(TsFileFormat::new(options.clone()));
         let listing = Self::listing(format, &partition_cols);

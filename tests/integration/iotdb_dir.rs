@@ -461,6 +461,21 @@ fn test_layout_iotdb_errors_and_explain() {
             .unwrap_err();
         assert!(e.to_string().contains("expected plain or iotdb"), "{e}");
         let ok = root.join("ok");
+        // Entry points that read plain files refuse the option instead of ignoring it.
+        let options = datafusion_tsfile::datafusion::TsFileReadOptions {
+            layout: datafusion_tsfile::datafusion::DirectoryLayout::Iotdb,
+            ..Default::default()
+        };
+        let e = datafusion_tsfile::datafusion::register_tsfile(&c, "r", &[ok.to_str().unwrap()], options).await.unwrap_err();
+        assert!(e.to_string().contains("this entry point reads plain files"), "{e}");
+        c.sql("SET datafusion.execution.listing_table_ignore_subdirectory = false").await.unwrap();
+        let e = c
+            .sql(&format!(
+                "CREATE EXTERNAL TABLE w STORED AS TSFILE LOCATION '{}/' OPTIONS ('tsfile.layout' 'iotdb') WITH ORDER (time)",
+                ok.display()
+            ))
+            .await;
+        assert!(e.is_err_and(|e| e.to_string().contains("this entry point reads plain files")));
         c.sql(&format!("CREATE EXTERNAL TABLE t STORED AS TSFILE LOCATION '{}' OPTIONS ('tsfile.layout' 'iotdb')", ok.display()))
             .await
             .unwrap();
