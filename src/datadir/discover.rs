@@ -22,7 +22,7 @@ use std::path::{Component, Path, PathBuf};
 use crate::error::{Result, TsFileError};
 use crate::format::{MAGIC, TAIL_LEN};
 use crate::iotdb::names::file_priority;
-use crate::iotdb::{parse_mods_v1, parse_mods_v2, parse_resource, DataFileName, Deletion, DeviceTimes, Space};
+use crate::iotdb::{parse_mods_v1, parse_mods_v2, parse_resource, DataFileName, Deletion, DeviceTimes, Placement, Space};
 
 /// One data file of a data directory with its companions, parsed.
 #[derive(Debug, Clone)]
@@ -88,7 +88,11 @@ impl DataDir {
                 skipped.push(Skipped { path, reason: "not a data-file name ({time}-{version}-{inner}-{cross}.tsfile)".into() });
                 continue;
             };
-            let Some((space, database, region, partition)) = place(&path) else {
+            let names = path.components().filter_map(|c| match c {
+                Component::Normal(s) => s.to_str(),
+                _ => None,
+            });
+            let Some(Placement { space, database, region, partition }) = Placement::of(names) else {
                 return Err(TsFileError::unsupported(format!(
                     "{} is not inside a sequence/ or unsequence/ directory ({{space}}/{{database}}/{{region}}/{{partition}}/{file_name}), so its priority against other files is unknown; read it with layout 'plain'",
                     path.display()
@@ -162,21 +166,6 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     Ok(())
 }
 
-/// (space, database, region, partition) of a data file from its full path
-/// `…/{space}/{database}/{region}/{partition}/{name}`.
-fn place(path: &Path) -> Option<(Space, String, String, String)> {
-    let parts: Vec<String> = path
-        .components()
-        .filter_map(|c| match c {
-            Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
-            _ => None,
-        })
-        .collect();
-    let n = parts.len();
-    let space = Space::from_dir_name(parts.get(n.checked_sub(5)?)?)?;
-    Some((space, parts.get(n - 4)?.clone(), parts.get(n - 3)?.clone(), parts.get(n - 2)?.clone()))
-}
-
 /// `{path}.{suffix}`.
 fn companion(path: &Path, suffix: &str) -> PathBuf {
     let mut s = path.as_os_str().to_os_string();
@@ -219,11 +208,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn place_of_a_data_file() {
-        let p = Path::new("/data/datanode/data/unsequence/root.db/3/2840/1-2-0-0.tsfile");
-        assert_eq!(place(p), Some((Space::Unsequence, "root.db".into(), "3".into(), "2840".into())));
-        assert_eq!(place(Path::new("/x/root.db/3/2840/1-2-0-0.tsfile")), None);
-        assert_eq!(place(Path::new("sequence/a/b/1-2-0-0.tsfile")), None, "too shallow");
+    fn companion_names() {
         assert_eq!(companion(Path::new("/a/1-2-0-0.tsfile"), "mods2"), PathBuf::from("/a/1-2-0-0.tsfile.mods2"));
     }
 }

@@ -5,7 +5,10 @@
 //! the encoding and compression of its chunks, the chunk count and the series statistics
 //! (count, time range, min/max/first/last rendered as text, sum), the file's format version
 //! (4, or 3 for IoTDB 1.x files) and the writer its footer names (`writer`: `java`, `cpp` or
-//! null, with `writer_evidence` in words; [`crate::format::provenance`]). Only the footer and the
+//! null, with `writer_evidence` in words; [`crate::format::provenance`]) and, for a data file of
+//! an IoTDB data directory, its space, `database/partition`, file version and the number of
+//! its `.mods`/`.mods2` deletion entries naming the series (`iotdb_*`; null for other files:
+//! `tsfile inspect DIR` shows the overlaps). Only the footer and the
 //! chunk headers are read; no page is decompressed, so it also works on encrypted files.
 //!
 //! The argument is a file, a directory or a glob, local or in any registered object store.
@@ -44,6 +47,8 @@ use crate::datafusion::format::TSFILE_EXTENSION;
 use crate::datafusion::location::parse_location;
 use crate::format::{ChunkHeader, Compression, Encoding, Statistics, TimeseriesMetadata, TsDataType, ValueStatistics};
 use crate::io::{fetch_ranges, open_object, RangeSource};
+use crate::iotdb::{parse_mods_v1, parse_mods_v2, DataFileName, Deletion, Placement, Space};
+use crate::TsFileError;
 
 /// The `tsfile_metadata(path)` table function; register it with
 /// `ctx.register_udtf("tsfile_metadata", Arc::new(TsFileMetadataFunc))`.
@@ -84,6 +89,10 @@ static SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
         Field::new("version", DataType::Int32, false),
         utf8("writer", true),
         utf8("writer_evidence", false),
+        utf8("iotdb_space", true),
+        utf8("iotdb_partition", true),
+        Field::new("iotdb_file_version", DataType::Int64, true),
+        Field::new("iotdb_deletions", DataType::Int64, true),
     ]))
 });
 
@@ -164,7 +173,7 @@ async fn append_file(
             // A device with a time column is aligned: so are its value series.
             let aligned = device_series.iter().any(|s| s.is_aligned_time());
             for s in device_series {
-                series.push((root.name.clone(), device.device.path(), aligned, s));
+                series.push((root.name.clone(), device.device.clone(), aligned, s));
             }
         }
     }
@@ -185,7 +194,9 @@ async fn append_file(
     } else {
         reader
     };
-    for (table, device, aligned, s) in series {
+    let iotdb = iotdb_facts(store, &object.location).await?;
+    for (table, device_id, aligned, s) in series {
+        let device = device_id.path();
         let chunk_headers = if headers {
             s.chunks.iter().map(|c| reader.read_chunk_header(c.offset)).collect::<crate::Result<Vec<_>>>()?
         } else {
@@ -195,8 +206,54 @@ async fn append_file(
         rows.version.append_value(version);
         rows.writer.append_option(writer.writer.map(|w| w.name()));
         rows.writer_evidence.append_value(writer.evidence);
+        match &iotdb {
+            Some((place, name, deletions)) => {
+                rows.iotdb_space.append_value(match place.space {
+                    Space::Sequence => "sequence",
+                    Space::Unsequence => "unsequence",
+                });
+                rows.iotdb_partition.append_value(format!("{}/{}", place.database, place.partition));
+                rows.iotdb_file_version.append_value(name.version);
+                let n = deletions.iter().filter(|d| d.matches(&device_id, &s.measurement)).count();
+                rows.iotdb_deletions.append_value(i64::try_from(n).unwrap_or(i64::MAX));
+            }
+            None => {
+                rows.iotdb_space.append_null();
+                rows.iotdb_partition.append_null();
+                rows.iotdb_file_version.append_null();
+                rows.iotdb_deletions.append_null();
+            }
+        }
     }
     Ok(())
+}
+
+/// For a data file of an IoTDB data directory (its name and the four directories above it
+/// say so): where it sits, its name's numbers and the deletions of its `.mods`/`.mods2`.
+async fn iotdb_facts(
+    store: &Arc<dyn ObjectStore>,
+    location: &object_store::path::Path,
+) -> crate::Result<Option<(Placement, DataFileName, Vec<Deletion>)>> {
+    let parts: Vec<String> = location.parts().map(|p| p.as_ref().to_string()).collect();
+    let Some(name) = parts.last().and_then(|n| DataFileName::parse(n)) else { return Ok(None) };
+    let Some(place) = Placement::of(parts.iter().map(String::as_str)) else { return Ok(None) };
+    let mut deletions = Vec::new();
+    for suffix in ["mods", "mods2"] {
+        let path = object_store::path::Path::from(format!("{location}.{suffix}"));
+        let got = match store.get_opts(&path, object_store::GetOptions::default()).await {
+            Ok(got) => got.bytes().await,
+            Err(object_store::Error::NotFound { .. }) => continue,
+            Err(e) => Err(e),
+        };
+        let bytes: bytes::Bytes =
+            got.map_err(|e| TsFileError::Io { what: format!("reading {path}"), source: std::io::Error::other(e) })?;
+        if suffix == "mods" {
+            deletions.extend(parse_mods_v1(&String::from_utf8_lossy(&bytes)));
+        } else {
+            deletions.extend(parse_mods_v2(&bytes).map_err(|e| e.in_file(&path))?);
+        }
+    }
+    Ok(Some((place, name, deletions)))
 }
 
 #[derive(Default)]
@@ -222,6 +279,10 @@ struct MetadataRows {
     version: Int32Builder,
     writer: StringBuilder,
     writer_evidence: StringBuilder,
+    iotdb_space: StringBuilder,
+    iotdb_partition: StringBuilder,
+    iotdb_file_version: Int64Builder,
+    iotdb_deletions: Int64Builder,
 }
 
 impl MetadataRows {
@@ -284,6 +345,10 @@ impl MetadataRows {
             Arc::new(self.version.finish()),
             Arc::new(self.writer.finish()),
             Arc::new(self.writer_evidence.finish()),
+            Arc::new(self.iotdb_space.finish()),
+            Arc::new(self.iotdb_partition.finish()),
+            Arc::new(self.iotdb_file_version.finish()),
+            Arc::new(self.iotdb_deletions.finish()),
         ];
         RecordBatch::try_new(metadata_schema(), columns).map_err(|e| DataFusionError::ArrowError(Box::new(e), None))
     }

@@ -15,7 +15,7 @@ pub mod names;
 pub mod resource;
 
 pub use mods::{parse_mods_v1, parse_mods_v2, Deletion, DeletionTarget, PathPattern, TagPredicate};
-pub use names::{DataFileName, Space};
+pub use names::{DataFileName, Placement, Space};
 pub use resource::{parse_resource, DeviceTimes};
 
 /// Byte writers for the tests: IoTDB's zig-zag varints and `VarString`s.

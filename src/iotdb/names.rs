@@ -59,6 +59,32 @@ impl Space {
     }
 }
 
+/// Where a data file sits: `…/{space}/{database}/{region}/{partition}/{name}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placement {
+    /// `sequence` or `unsequence`.
+    pub space: Space,
+    /// Database directory name.
+    pub database: String,
+    /// Region directory name.
+    pub region: String,
+    /// Time-partition directory name.
+    pub partition: String,
+}
+
+impl Placement {
+    /// The placement of a file from the names along its path, root first, the file last
+    /// (`/`-separated paths and object-store keys alike); `None` when the fifth name from
+    /// the end is not a space.
+    pub fn of<'a>(names: impl IntoIterator<Item = &'a str>) -> Option<Placement> {
+        let names: Vec<&str> = names.into_iter().filter(|n| !n.is_empty()).collect();
+        let n = names.len();
+        let space = Space::from_dir_name(names.get(n.checked_sub(5)?)?)?;
+        let at = |k: usize| names.get(n - k).map(|s| s.to_string());
+        Some(Placement { space, database: at(4)?, region: at(3)?, partition: at(2)? })
+    }
+}
+
 /// The order in which IoTDB lets a file's value win when the same (device, time) is written
 /// in several files: unsequence over sequence, then the higher version, then the later time
 /// in the name (the chunk's offset in the file decides last, within one file).
@@ -95,6 +121,17 @@ mod tests {
         ] {
             assert_eq!(DataFileName::parse(not_data), None, "{not_data}");
         }
+    }
+
+    #[test]
+    fn placement_from_the_path() {
+        let p = Placement::of("/data/datanode/data/unsequence/root.db/3/2840/1-2-0-0.tsfile".split('/')).unwrap();
+        assert_eq!(
+            (p.space, p.database.as_str(), p.region.as_str(), p.partition.as_str()),
+            (Space::Unsequence, "root.db", "3", "2840")
+        );
+        assert_eq!(Placement::of("x/root.db/3/2840/1-2-0-0.tsfile".split('/')), None);
+        assert_eq!(Placement::of("sequence/a/b/1-2-0-0.tsfile".split('/')), None, "too shallow");
     }
 
     #[test]

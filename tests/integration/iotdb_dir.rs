@@ -420,6 +420,61 @@ fn test_sql_with_layout_iotdb_equals_the_oracle_and_plain_does_not() {
             if plain[0].column(0).as_primitive::<Int64Type>().value(0) != expect.len() as i64 {
                 plain_wrong += 1;
             }
+
+            // tsfile_metadata: each series' space, file version and deletions naming it.
+            let meta = c
+                .sql(&format!(
+                    "SELECT iotdb_space, iotdb_file_version, CAST(device AS VARCHAR), measurement, iotdb_deletions, iotdb_partition \
+                     FROM tsfile_metadata('{dir}/') WHERE category = 'FIELD'"
+                ))
+                .await
+                .unwrap()
+                .collect()
+                .await
+                .unwrap();
+            let mut got = Vec::new();
+            for b in &meta {
+                let text = |i: usize| datafusion::arrow::compute::cast(b.column(i), &DataType::Utf8).unwrap();
+                let (space, device, m, part) = (text(0), text(2), text(3), text(5));
+                for r in 0..b.num_rows() {
+                    got.push((
+                        space.as_string::<i32>().value(r).to_string(),
+                        b.column(1).as_primitive::<Int64Type>().value(r),
+                        device.as_string::<i32>().value(r).to_string(),
+                        m.as_string::<i32>().value(r).to_string(),
+                        b.column(4).as_primitive::<Int64Type>().value(r),
+                        part.as_string::<i32>().value(r).to_string(),
+                    ));
+                }
+            }
+            got.sort();
+            let mut want = Vec::new();
+            for f in &files {
+                let devices: std::collections::BTreeSet<usize> = f.flushes.iter().flatten().map(|r| r.0).collect();
+                for dev in devices {
+                    // A column with no value in the file has no series (the writer writes none).
+                    let rows = || f.flushes.iter().flatten().filter(|r| r.0 == dev);
+                    let present = [("a", rows().any(|r| r.2.is_some())), ("b", rows().any(|r| r.3.is_some()))];
+                    for m in present.iter().filter(|p| p.1).map(|p| p.0) {
+                        let n = f
+                            .deletions
+                            .iter()
+                            .filter(|d| d.device.is_none_or(|k| k == dev) && (d.columns.is_empty() || d.columns.contains(&m)))
+                            .count() as i64;
+                        let space = if f.unsequence { "unsequence" } else { "sequence" };
+                        want.push((
+                            space.to_string(),
+                            f.version,
+                            format!("t.d{dev}"),
+                            m.to_string(),
+                            n,
+                            format!("root.db/{}", f.partition),
+                        ));
+                    }
+                }
+            }
+            want.sort();
+            assert_eq!(got, want, "seed {seed}: tsfile_metadata iotdb columns");
         });
         let _ = std::fs::remove_dir_all(&root);
     }

@@ -734,7 +734,8 @@ fn test_metadata_without_header_columns_equals_the_full_read() {
     // `aligned` included, must come out as the full read gives it, on every corpus file.
     let m = manifest();
     let cols = "file, \"table\", device, measurement, category, data_type, aligned, chunk_count, point_count, \
-                start_time, end_time, min_value, max_value, first_value, last_value, sum, version, writer, writer_evidence";
+                start_time, end_time, min_value, max_value, first_value, last_value, sum, version, writer, writer_evidence, \
+                iotdb_space, iotdb_partition, iotdb_file_version, iotdb_deletions";
     let mut compared = 0;
     block_on(async {
         let ctx = SessionContext::new();
