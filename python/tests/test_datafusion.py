@@ -136,3 +136,23 @@ def test_one_table_in_two_sessions(sample: str) -> None:
         ctx.register_table("t", table)
         counts.append(ctx.sql("SELECT count(*) AS n FROM t WHERE region = 'west'").to_pylist()[0]["n"])
     assert counts == [203081, 203081]
+
+
+def test_iotdb_data_directory(sample: str, tmp_path) -> None:
+    """`layout = iotdb` through the factory: the sample written twice (in order, then again
+    out of order) reads once; entry points that read plain files refuse the option."""
+    import shutil
+
+    for space, name in [("sequence", "1700000000000-1-0-0.tsfile"), ("unsequence", "1700000000001-2-0-0.tsfile")]:
+        part = tmp_path / space / "root.weather" / "1" / "0"
+        part.mkdir(parents=True)
+        shutil.copyfile(sample, part / name)
+    ctx = SessionContext()
+    ctx.register_table_factory("TSFILE", tsf.TsFileTableFactory())
+    ctx.sql(
+        f"CREATE EXTERNAL TABLE w STORED AS TSFILE LOCATION '{tmp_path}' OPTIONS ('tsfile.layout' 'iotdb')"
+    ).collect()
+    got = ctx.sql("SELECT count(*) AS n, count(DISTINCT device) AS d FROM w").to_pylist()
+    assert got == [{"n": 1006239, "d": 300}]
+    with pytest.raises(Exception, match="this entry point reads plain files"):
+        tsf.read_tsfile(str(tmp_path), layout="iotdb")

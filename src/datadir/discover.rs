@@ -143,6 +143,27 @@ impl DataDir {
     }
 }
 
+/// Whether `root` (a local path) has the shape of an IoTDB data directory, or a space,
+/// database, region or partition of one: every `*.tsfile` under it has a data-file name, sits
+/// four directories below a `sequence/` or `unsequence/` directory, and at least one has its
+/// `.resource` beside it. A path that does not exist or holds no TsFile does not.
+pub fn looks_like_data_dir(root: impl AsRef<Path>) -> bool {
+    let Ok(full) = fs::canonicalize(root.as_ref()) else { return false };
+    let mut found = Vec::new();
+    if walk(&full, &mut found).is_err() || found.is_empty() {
+        return false;
+    }
+    let fits = |p: &PathBuf| {
+        let named = p.file_name().and_then(|n| n.to_str()).and_then(DataFileName::parse).is_some();
+        let names = p.components().filter_map(|c| match c {
+            Component::Normal(s) => s.to_str(),
+            _ => None,
+        });
+        named && Placement::of(names).is_some()
+    };
+    found.iter().all(fits) && found.iter().any(|p| companion(p, "resource").is_file())
+}
+
 /// Every `*.tsfile` under `dir` (or `dir` itself when it is a file).
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     let meta = fs::metadata(dir).map_err(|e| io(e, "reading", dir))?;
@@ -206,6 +227,22 @@ fn io(source: std::io::Error, what: &str, path: &Path) -> TsFileError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn data_directory_shape() {
+        let root = std::env::temp_dir().join(format!("tsfile-shape-{}", std::process::id()));
+        let part = root.join("sequence/db/1/0");
+        fs::create_dir_all(&part).unwrap();
+        fs::write(part.join("1-1-0-0.tsfile"), b"x").unwrap();
+        assert!(!looks_like_data_dir(&root), "no .resource yet");
+        fs::write(part.join("1-1-0-0.tsfile.resource"), b"x").unwrap();
+        assert!(looks_like_data_dir(&root));
+        assert!(looks_like_data_dir(&part), "a partition of one");
+        fs::write(part.join("extra.tsfile"), b"x").unwrap();
+        assert!(!looks_like_data_dir(&root), "a file that is not data");
+        assert!(!looks_like_data_dir(root.join("missing")));
+        fs::remove_dir_all(&root).unwrap();
+    }
 
     #[test]
     fn companion_names() {

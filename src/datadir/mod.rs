@@ -14,6 +14,6 @@ pub mod merge;
 pub mod read;
 pub mod summary;
 
-pub use discover::{DataDir, DataFile, Skipped};
+pub use discover::{looks_like_data_dir, DataDir, DataFile, Skipped};
 pub use read::{DataDirReader, DirBatches};
 pub use summary::{summarize, PartitionSummary};

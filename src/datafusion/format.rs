@@ -507,7 +507,9 @@ impl FileFormat for TsFileFormat {
         store: &Arc<dyn ObjectStore>,
         objects: &[ObjectMeta],
     ) -> Result<SchemaRef> {
-        crate::datafusion::iotdb_table::plain_only(&self.options)?;
+        if self.options.layout == crate::datafusion::DirectoryLayout::Iotdb {
+            crate::datafusion::iotdb_table::plain_only(&self.options, &[])?;
+        }
         // Every file's footer is read, FOOTER_CONCURRENCY at a time, in listing order: a
         // column that only later files hold must not be dropped, and the scan's file
         // statistics need each footer anyway (they stay in the metadata cache).

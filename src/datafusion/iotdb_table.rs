@@ -25,7 +25,7 @@ use datafusion::physical_plan::stream::RecordBatchReceiverStreamBuilder;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PhysicalExpr, PlanProperties};
 
 use crate::arrow::schema::TimeUnit;
-use crate::datadir::DataDirReader;
+use crate::datadir::{looks_like_data_dir, DataDirReader};
 use crate::datafusion::errors::df_err;
 use crate::datafusion::options::{DirectoryLayout, TsFileReadOptions};
 use crate::datafusion::tag_filter::tag_filter_of;
@@ -35,15 +35,29 @@ use crate::format::ColumnCategory;
 use crate::plan::TagFilter;
 
 /// An error when `options` ask for `layout = iotdb` at an entry point that reads plain files
-/// (a listing table, [`TsFileTable`](crate::datafusion::TsFileTable)): refusing beats
+/// (a listing table, [`TsFileTable`](crate::datafusion::TsFileTable)), or leave the layout
+/// to `auto` and one of `paths` has the shape of an IoTDB data directory: refusing beats
 /// returning every write and every deleted point of a data directory.
-pub(crate) fn plain_only(options: &TsFileReadOptions) -> Result<()> {
-    if options.layout == DirectoryLayout::Iotdb {
-        return Err(DataFusionError::Plan(
-            "layout 'iotdb' is read by CREATE EXTERNAL TABLE … STORED AS TSFILE LOCATION 'dir' OPTIONS ('tsfile.layout' 'iotdb') or IotdbTable::try_new; this entry point reads plain files".into(),
-        ));
+pub(crate) fn plain_only(options: &TsFileReadOptions, paths: &[&str]) -> Result<()> {
+    let how = "CREATE EXTERNAL TABLE … STORED AS TSFILE LOCATION 'dir' OPTIONS ('tsfile.layout' 'iotdb') or IotdbTable::try_new";
+    match options.layout {
+        DirectoryLayout::Iotdb => {
+            Err(DataFusionError::Plan(format!("layout 'iotdb' is read by {how}; this entry point reads plain files")))
+        }
+        DirectoryLayout::Auto => match paths.iter().find(|p| looks_iotdb(p)) {
+            Some(p) => Err(DataFusionError::Plan(format!(
+                "{p} is an IoTDB data directory: read it as IoTDB answers it with {how}, or set layout 'plain' to read every file as it is (writes twice, deleted points included)"
+            ))),
+            None => Ok(()),
+        },
+        DirectoryLayout::Plain => Ok(()),
     }
-    Ok(())
+}
+
+/// Whether `location` is a local path with the shape of an IoTDB data directory.
+pub(crate) fn looks_iotdb(location: &str) -> bool {
+    let path = location.strip_prefix("file://").unwrap_or(location);
+    !path.contains("://") && !path.contains(['*', '?', '[']) && looks_like_data_dir(path)
 }
 
 /// A table of an IoTDB data directory (option `layout = iotdb`).

@@ -21,7 +21,7 @@
 //! | `max_decoded_bytes` | bytes of values one query decodes, over all its files and partitions | 4294967296 (4 GiB) |
 //! | `tree_levels` | tree-model tables: add the path levels as nullable columns `level0`, `level1`, ... | `false` |
 //! | `tree_mixed_types` | tree-model tables: a measurement typed differently on two devices is an `error` (naming both), or `coerce` it to `DOUBLE` (all numeric) / `STRING` | `error` |
-//! | `layout` | how a directory is read: `plain` (every `.tsfile` as it is) or `iotdb` (an IoTDB data directory, a database, region or partition of one: a point written in several files once, by IoTDB's priority, deletions of `.mods`/`.mods2` applied, files skipped by `.resource`; table model, local paths; see docs/iotdb-layout.md) | `plain` |
+//! | `layout` | how a directory is read: `plain` (every `.tsfile` as it is), `iotdb` (an IoTDB data directory, a database, region or partition of one: a point written in several files once, by IoTDB's priority, deletions of `.mods`/`.mods2` applied, files skipped by `.resource`; table model, local paths; see docs/iotdb-layout.md) or `auto`: `iotdb` for a local directory of that shape (every TsFile under it named and placed as IoTDB places data files, at least one with its `.resource`), else `plain` | `auto` |
 //! | `ttl` | `layout = iotdb`: rows older than this many milliseconds before now are left out, as IoTDB's TTL does (IoTDB keeps the TTL in its schema, not beside the files); 0 = none | 0 |
 //! | `master_key` | key for encrypted files: 32 hex digits or 16 characters (legacy `encryptLevel` 2 master key; KEK of the built-in Page-AEAD profile); never written out | none |
 //! | `aead_provider` | Page-AEAD provider id that `master_key` is the key-encryption key for | `test-aead-provider` |
@@ -91,8 +91,11 @@ impl Default for TsFileReadOptions {
 /// How the files under a location are read: option `layout`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
 pub enum DirectoryLayout {
-    /// Every `.tsfile` as it is (`plain`).
+    /// `iotdb` for a local directory with the shape of an IoTDB data directory
+    /// ([`crate::datadir::looks_like_data_dir`]), `plain` otherwise (`auto`).
     #[default]
+    Auto,
+    /// Every `.tsfile` as it is (`plain`).
     Plain,
     /// An IoTDB data directory with IoTDB's semantics (`iotdb`; see [`crate::datadir`]).
     Iotdb,
@@ -411,11 +414,12 @@ pub const OPTIONS: &[OptionDef] = &[
     OptionDef {
         key: "layout",
         aliases: &[],
-        doc: "how a directory is read: `plain` (every `.tsfile` as it is) or `iotdb` (an IoTDB data directory, a database, region or partition of one: a point written in several files once, by IoTDB's priority, deletions of `.mods`/`.mods2` applied, files skipped by `.resource`; table model, local paths; see docs/iotdb-layout.md)",
-        default: "`plain`",
+        doc: "how a directory is read: `plain` (every `.tsfile` as it is), `iotdb` (an IoTDB data directory, a database, region or partition of one: a point written in several files once, by IoTDB's priority, deletions of `.mods`/`.mods2` applied, files skipped by `.resource`; table model, local paths; see docs/iotdb-layout.md) or `auto`: `iotdb` for a local directory of that shape (every TsFile under it named and placed as IoTDB places data files, at least one with its `.resource`), else `plain`",
+        default: "`auto`",
         get: |o| {
             Some(
                 match o.layout {
+                    DirectoryLayout::Auto => "auto",
                     DirectoryLayout::Plain => "plain",
                     DirectoryLayout::Iotdb => "iotdb",
                 }
@@ -424,9 +428,10 @@ pub const OPTIONS: &[OptionDef] = &[
         },
         set: |o, key, v| {
             o.layout = match v.to_ascii_lowercase().as_str() {
+                "auto" => DirectoryLayout::Auto,
                 "plain" => DirectoryLayout::Plain,
                 "iotdb" => DirectoryLayout::Iotdb,
-                other => return Err(TsFileError::InvalidArgument(format!("{key} '{other}': expected plain or iotdb"))),
+                other => return Err(TsFileError::InvalidArgument(format!("{key} '{other}': expected auto, plain or iotdb"))),
             };
             Ok(())
         },

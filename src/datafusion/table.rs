@@ -94,7 +94,7 @@ impl TsFileTable {
         options: TsFileReadOptions,
         partition_cols: Vec<(String, DataType)>,
     ) -> Result<TsFileTable> {
-        crate::datafusion::iotdb_table::plain_only(&options)?;
+        crate::datafusion::iotdb_table::plain_only(&options, paths)?;
         let urls = Self::urls(paths, &options)?;
         let format = Arc::new(TsFileFormat::new(options.clone()));
         let listing = Self::listing(format, &partition_cols);
@@ -341,7 +341,9 @@ impl TableProviderFactory for TsFileTableFactory {
             .downcast_ref::<TsFileFormat>()
             .map(|f| f.options().clone())
             .ok_or_else(|| DataFusionError::Internal("TsFile format factory made another format".into()))?;
-        if options.layout == DirectoryLayout::Iotdb {
+        let detected = options.layout == DirectoryLayout::Auto
+            && matches!(cmd.locations.as_slice(), [one] if crate::datafusion::iotdb_table::looks_iotdb(one));
+        if options.layout == DirectoryLayout::Iotdb || detected {
             return iotdb_table(cmd, options);
         }
         if !cmd.schema.fields().is_empty() {

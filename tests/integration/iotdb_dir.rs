@@ -413,7 +413,7 @@ fn test_sql_with_layout_iotdb_equals_the_oracle_and_plain_does_not() {
             std::fs::remove_file(part.join("notes.tsfile")).unwrap();
             std::fs::remove_file(part.join("1800000000000-999999-0-0.tsfile")).unwrap();
             c.sql("SET datafusion.execution.listing_table_ignore_subdirectory = false").await.unwrap();
-            c.sql(&format!("CREATE EXTERNAL TABLE p STORED AS TSFILE LOCATION '{dir}/' OPTIONS ('tsfile.table' 't')"))
+            c.sql(&format!("CREATE EXTERNAL TABLE p STORED AS TSFILE LOCATION '{dir}/' OPTIONS ('tsfile.table' 't', 'tsfile.layout' 'plain')"))
                 .await
                 .unwrap();
             let plain = c.sql("SELECT count(*) FROM p").await.unwrap().collect().await.unwrap();
@@ -514,7 +514,7 @@ fn test_layout_iotdb_errors_and_explain() {
             ))
             .await
             .unwrap_err();
-        assert!(e.to_string().contains("expected plain or iotdb"), "{e}");
+        assert!(e.to_string().contains("expected auto, plain or iotdb"), "{e}");
         let ok = root.join("ok");
         // Entry points that read plain files refuse the option instead of ignoring it.
         let options = datafusion_tsfile::datafusion::TsFileReadOptions {
@@ -547,6 +547,24 @@ fn test_layout_iotdb_errors_and_explain() {
         .unwrap();
         let n = c.sql("SELECT count(*) FROM old").await.unwrap().collect().await.unwrap();
         assert_eq!(n[0].column(0).as_primitive::<Int64Type>().value(0), 0);
+        // The layout is detected (`auto`) once every TsFile has a data-file name: a stray name
+        // keeps the directory plain (the rule is strict), whose read then fails on the file
+        // being written.
+        let part = files[0].path(&ok).parent().unwrap().to_path_buf();
+        c.sql("SET datafusion.execution.listing_table_ignore_subdirectory = false").await.unwrap();
+        c.sql(&format!("CREATE EXTERNAL TABLE stray STORED AS TSFILE LOCATION '{}/' OPTIONS ('tsfile.table' 't')", ok.display()))
+            .await
+            .unwrap_err();
+        std::fs::remove_file(part.join("notes.tsfile")).unwrap();
+        c.sql(&format!("CREATE EXTERNAL TABLE auto STORED AS TSFILE LOCATION '{}'", ok.display())).await.unwrap();
+        let plan = c.sql("EXPLAIN SELECT count(*) FROM auto").await.unwrap().collect().await.unwrap();
+        let text = format!("{}", datafusion::arrow::util::pretty::pretty_format_batches(&plan).unwrap());
+        assert!(text.contains("IotdbScanExec"), "{text}");
+        // Where only plain files can be read, such a directory is refused, not read plain.
+        let e = datafusion_tsfile::datafusion::register_tsfile(&c, "auto_plain", &[ok.to_str().unwrap()], Default::default())
+            .await
+            .unwrap_err();
+        assert!(e.to_string().contains("is an IoTDB data directory"), "{e}");
         let _ = std::fs::remove_dir_all(&root);
     });
 }

@@ -1,0 +1,3 @@
+SET datafusion.execution.listing_table_ignore_subdirectory = false;
+CREATE EXTERNAL TABLE t STORED AS TSFILE LOCATION 'bench-data/IOTDB100U/' OPTIONS ('tsfile.table' 'sensors', 'tsfile.layout' 'plain');
+SELECT count(*), sum(temperature + 0), sum(humidity + 0), sum(reading + 0), sum(CASE WHEN status THEN 1 ELSE 0 END), count(DISTINCT label), count(DISTINCT device), count(DISTINCT region) FROM t;

@@ -1,0 +1,3 @@
+SET datafusion.execution.listing_table_ignore_subdirectory = false;
+CREATE EXTERNAL TABLE t STORED AS TSFILE LOCATION 'bench-data/IOTDB100/sequence/root.bench/1/' OPTIONS ('tsfile.table' 'sensors', 'tsfile.layout' 'plain');
+SELECT count(*), avg(temperature), max(humidity) FROM t WHERE device = 'dev-000042' AND time BETWEEN to_timestamp_millis(1700050000000) AND to_timestamp_millis(1700050999999);
