@@ -45,6 +45,9 @@ pub fn strictly_increasing(times: &[i64]) -> bool {
 pub fn merge_rows(inputs: &[RecordBatch], time: usize, keys: &[usize]) -> Result<Option<RecordBatch>> {
     let Some(first) = inputs.first() else { return Ok(None) };
     let schema = first.schema();
+    if inputs.iter().any(|b| b.schema().fields() != schema.fields()) {
+        return Err(TsFileError::unsupported("merging rows of different schemas"));
+    }
     let mut order: Vec<(i64, u32, u32)> = Vec::with_capacity(inputs.iter().map(RecordBatch::num_rows).sum());
     for (i, batch) in inputs.iter().enumerate() {
         let column = batch.columns().get(time).ok_or_else(|| TsFileError::unsupported("merge without a time column"))?;
@@ -65,7 +68,7 @@ pub fn merge_rows(inputs: &[RecordBatch], time: usize, keys: &[usize]) -> Result
     let mut columns = Vec::with_capacity(schema.fields().len());
     let mut picks: Vec<(usize, usize)> = Vec::with_capacity(starts.len());
     for c in 0..schema.fields().len() {
-        let arrays: Vec<&dyn Array> = inputs.iter().map(|b| b.column(c).as_ref()).collect();
+        let arrays: Vec<&dyn Array> = inputs.iter().filter_map(|b| b.columns().get(c)).map(|a| a.as_ref()).collect();
         picks.clear();
         for (g, &start) in starts.iter().enumerate() {
             let end = starts.get(g + 1).copied().unwrap_or(order.len());

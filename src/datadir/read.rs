@@ -213,6 +213,11 @@ impl DataDirReader {
         let mut devices: BTreeMap<DeviceId, Vec<Span>> = BTreeMap::new();
         for i in range {
             for (device, start, end) in self.spans(i, table, read, tags, &keep)? {
+                // Rows a whole-row deletion of this file covers from first to last are not
+                // read at all (its statistics say so; nothing is decoded).
+                if self.rows_deleted(i, &device, start, end, plan) {
+                    continue;
+                }
                 devices.entry(device).or_default().push(Span { file: i, start, end });
             }
         }
@@ -257,6 +262,15 @@ impl DataDirReader {
         self.dir.files.get(i).into_iter().flat_map(|f| f.deletions.iter()).filter(move |d| match &d.target {
             DeletionTarget::Table { table, tags, .. } => device.table_name() == Some(table.as_str()) && tags.matches(device),
             DeletionTarget::Tree(_) => plan.fields.iter().flatten().any(|m| d.matches(device, m)),
+        })
+    }
+
+    /// Whether a whole-row deletion of file `i` covers all of `device`'s rows there
+    /// (`start..=end`).
+    fn rows_deleted(&self, i: usize, device: &DeviceId, start: i64, end: i64, plan: &ReadPlan) -> bool {
+        self.deletions_of(i, device, plan).any(|d| {
+            let whole_rows = matches!(&d.target, DeletionTarget::Table { measurements, .. } if measurements.is_empty());
+            whole_rows && d.file_offset.is_none() && d.start <= start && end <= d.end && d.matches(device, "")
         })
     }
 
@@ -486,7 +500,10 @@ impl DirBatches {
                         }
                     }
                     let single = match inputs.as_slice() {
-                        [one] => time_values(one.column(self.plan.time).as_ref()).map(strictly_increasing)?,
+                        [one] => match one.columns().get(self.plan.time) {
+                            Some(t) => strictly_increasing(time_values(t.as_ref())?),
+                            None => false,
+                        },
                         _ => false,
                     };
                     let merged = if single { inputs.pop() } else { merge_rows(&inputs, self.plan.time, &self.plan.keys)? };

@@ -184,6 +184,11 @@ fn generate(seed: u64) -> Vec<GenFile> {
                     end: start + rng.below(40) as i64,
                 });
             }
+            if rng.chance(15) {
+                // All of one device's rows in this file, deleted: the file is not read for it.
+                let device = Some(rng.below(4) as usize);
+                deletions.push(Del { device, by_tag: false, columns: vec![], start: p * 1000 - 5, end: p * 1000 + 1000 });
+            }
             files.push(GenFile {
                 unsequence,
                 partition: p,
