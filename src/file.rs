@@ -264,8 +264,10 @@ impl TsFile {
         let view = self.device_views(table)?;
         let devices: Vec<usize> = match &read.devices {
             Some(keep) => {
-                let keep: std::collections::HashSet<&DeviceId> = keep.iter().collect();
-                (0..view.devices.len()).filter(|&i| view.devices.get(i).is_some_and(|d| keep.contains(&d.device))).collect()
+                let mut at: Vec<usize> = keep.iter().filter_map(|d| view.position(d)).collect();
+                at.sort_unstable();
+                at.dedup();
+                at
             }
             None => (0..view.devices.len()).collect(),
         };

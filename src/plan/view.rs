@@ -96,9 +96,20 @@ pub struct TableView {
     /// For a view of some devices only: the exact end of each of their chunks, read from
     /// the chunk headers (the other devices' chunk offsets that bound them are not known).
     pub(crate) chunk_ends: HashMap<u64, u64>,
+    /// Device → its index in `devices`, built on first use ([`TableView::position`]).
+    positions: std::sync::OnceLock<HashMap<DeviceId, usize>>,
 }
 
 impl TableView {
+    /// The index in `devices` of `device`, found through a map built once per view (a read
+    /// naming devices one at a time costs O(1) each, not a walk of the device list).
+    pub fn position(&self, device: &DeviceId) -> Option<usize> {
+        self.positions
+            .get_or_init(|| self.devices.iter().enumerate().map(|(i, d)| (d.device.clone(), i)).collect())
+            .get(device)
+            .copied()
+    }
+
     /// The view of `entries` (devices of the table `schema` describes): each device's
     /// series are read once into one buffer; its time series and (for the first device) its
     /// field names are kept, and the offsets of all its chunks go to `chunk_offsets` when
@@ -131,7 +142,7 @@ impl TableView {
             let first_offset = time.chunks.iter().map(|c| c.offset).min().unwrap_or(0);
             devices.push(DeviceView { device: d.device, time, first_offset, series_index: d.measurement_root });
         }
-        Ok(TableView { schema, devices, first_fields, chunk_ends: HashMap::new() })
+        Ok(TableView { schema, devices, first_fields, chunk_ends: HashMap::new(), positions: std::sync::OnceLock::new() })
     }
 
     /// The TAG columns' names in DeviceID segment order (segment `i + 1` is TAG `i`).
