@@ -39,19 +39,6 @@ def sql(binary, *statements):
     return list(csv.reader(io.StringIO(out.stdout)))[1:]
 
 
-def zigzag_varint(v):
-    z = (v << 1) ^ (v >> 31)
-    z &= 0xFFFFFFFF
-    out = bytearray()
-    while True:
-        b = z & 0x7F
-        z >>= 7
-        if z == 0:
-            out.append(b)
-            return bytes(out)
-        out.append(b | 0x80)
-
-
 def uvarint(v):
     out = bytearray()
     while True:
@@ -61,6 +48,10 @@ def uvarint(v):
             out.append(b)
             return bytes(out)
         out.append(b | 0x80)
+
+
+def zigzag_varint(v):
+    return uvarint(((v << 1) ^ (v >> 31)) & 0xFFFFFFFF)
 
 
 def device_id(segments):
