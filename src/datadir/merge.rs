@@ -48,35 +48,46 @@ pub fn merge_rows(inputs: &[RecordBatch], time: usize, keys: &[usize]) -> Result
     if inputs.iter().any(|b| b.schema().fields() != schema.fields()) {
         return Err(TsFileError::unsupported("merging rows of different schemas"));
     }
-    let mut order: Vec<(i64, u32, u32)> = Vec::with_capacity(inputs.iter().map(RecordBatch::num_rows).sum());
-    for (i, batch) in inputs.iter().enumerate() {
+    let mut times: Vec<&[i64]> = Vec::with_capacity(inputs.len());
+    for batch in inputs {
         let column = batch.columns().get(time).ok_or_else(|| TsFileError::unsupported("merge without a time column"))?;
-        let i = u32::try_from(i).map_err(|_| TsFileError::unsupported("more than 2^32 inputs to merge"))?;
-        for (row, &t) in time_values(column.as_ref())?.iter().enumerate() {
-            let row = u32::try_from(row).map_err(|_| TsFileError::unsupported("more than 2^32 rows to merge"))?;
-            order.push((t, i, row));
-        }
+        times.push(time_values(column.as_ref())?);
     }
-    // Time ascending, then priority descending: the first row of a time is its winner.
-    order.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(b.2.cmp(&a.2)));
-    let mut starts: Vec<usize> = Vec::new();
+    if inputs.len() > u32::MAX as usize || times.iter().any(|t| t.len() > u32::MAX as usize) {
+        return Err(TsFileError::unsupported("more than 2^32 inputs or rows to merge"));
+    }
+    // (time, input, row): time ascending, then priority descending, so the first row of a
+    // time is its winner.
+    let order = if times.iter().all(|t| strictly_increasing(t)) { merge_sorted(&times) } else { sort_all(&times) };
+    let mut starts: Vec<usize> = Vec::with_capacity(order.len());
     for (k, w) in order.iter().enumerate() {
         if k == 0 || order.get(k - 1).is_some_and(|p| p.0 != w.0) {
             starts.push(k);
         }
     }
+    // The winning row of every time: all a column takes when no time repeats, and what the
+    // time and TAG columns take always.
+    let first: Vec<(usize, usize)> =
+        starts.iter().filter_map(|&k| order.get(k)).map(|&(_, i, r)| (i as usize, r as usize)).collect();
+    let repeats = starts.len() < order.len();
     let mut columns = Vec::with_capacity(schema.fields().len());
     let mut picks: Vec<(usize, usize)> = Vec::with_capacity(starts.len());
     for c in 0..schema.fields().len() {
         let arrays: Vec<&dyn Array> = inputs.iter().filter_map(|b| b.columns().get(c)).map(|a| a.as_ref()).collect();
+        if !repeats || keys.contains(&c) || arrays.iter().all(|a| a.null_count() == 0) {
+            columns.push(arrow_select::interleave::interleave(&arrays, &first)?);
+            continue;
+        }
         picks.clear();
         for (g, &start) in starts.iter().enumerate() {
             let end = starts.get(g + 1).copied().unwrap_or(order.len());
             let group = order.get(start..end).unwrap_or_default();
-            let winner = if keys.contains(&c) {
-                group.first()
-            } else {
-                group.iter().find(|(_, i, r)| arrays.get(*i as usize).is_some_and(|a| a.is_valid(*r as usize))).or(group.first())
+            let winner = match group {
+                [one] => Some(one),
+                _ => group
+                    .iter()
+                    .find(|(_, i, r)| arrays.get(*i as usize).is_some_and(|a| a.is_valid(*r as usize)))
+                    .or(group.first()),
             };
             if let Some(&(_, i, r)) = winner {
                 picks.push((i as usize, r as usize));
@@ -85,6 +96,37 @@ pub fn merge_rows(inputs: &[RecordBatch], time: usize, keys: &[usize]) -> Result
         columns.push(arrow_select::interleave::interleave(&arrays, &picks)?);
     }
     Ok(Some(RecordBatch::try_new(schema, columns)?))
+}
+
+/// (time, input, row) of inputs whose times strictly increase, merged: time ascending, a
+/// higher input first at equal times (O(rows × inputs), inputs being few).
+fn merge_sorted(times: &[&[i64]]) -> Vec<(i64, u32, u32)> {
+    let mut out = Vec::with_capacity(times.iter().map(|t| t.len()).sum());
+    let mut at = vec![0usize; times.len()];
+    loop {
+        let mut best: Option<(i64, usize)> = None;
+        for (i, t) in times.iter().enumerate().rev() {
+            if let Some(&v) = at.get(i).and_then(|&k| t.get(k)) {
+                if best.is_none_or(|(b, _)| v < b) {
+                    best = Some((v, i));
+                }
+            }
+        }
+        let Some((v, i)) = best else { return out };
+        let Some(k) = at.get_mut(i) else { return out };
+        out.push((v, i as u32, *k as u32));
+        *k += 1;
+    }
+}
+
+/// (time, input, row) of any inputs, sorted: time ascending, then input and row descending.
+fn sort_all(times: &[&[i64]]) -> Vec<(i64, u32, u32)> {
+    let mut out: Vec<(i64, u32, u32)> = Vec::with_capacity(times.iter().map(|t| t.len()).sum());
+    for (i, t) in times.iter().enumerate() {
+        out.extend(t.iter().enumerate().map(|(r, &v)| (v, i as u32, r as u32)));
+    }
+    out.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(b.2.cmp(&a.2)));
+    out
 }
 
 /// `batch` (rows of `device`, times in column `time`) without what `deletions` delete: rows
@@ -219,6 +261,17 @@ mod tests {
         assert_eq!(apply_deletions(b.clone(), 0, &d, &[], &names).unwrap().num_rows(), 4);
         let bounds = del(TagPredicate::All, &[], i64::MIN, 1);
         assert_eq!(rows(&apply_deletions(b, 0, &d, &[&bounds], &names).unwrap()).first().map(|r| r.0), Some(2));
+    }
+
+    #[test]
+    fn merging_sorted_inputs_equals_sorting_them() {
+        let a: &[i64] = &[1, 3, 5, 9];
+        let b: &[i64] = &[2, 3, 9, 10];
+        let c: &[i64] = &[];
+        let d: &[i64] = &[i64::MIN, 3, i64::MAX];
+        for inputs in [vec![a, b], vec![b, a], vec![a, c, b, d], vec![c], vec![d, d]] {
+            assert_eq!(merge_sorted(&inputs), sort_all(&inputs), "{inputs:?}");
+        }
     }
 
     #[test]
