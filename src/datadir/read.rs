@@ -434,6 +434,9 @@ pub struct DirBatches {
     work: VecDeque<Work>,
     current: Option<TableBatches<'static>>,
     pending: VecDeque<RecordBatch>,
+    /// Merged rows waiting to fill a batch, and their count.
+    merged: Vec<RecordBatch>,
+    merged_rows: usize,
     failed: bool,
 }
 
@@ -462,6 +465,8 @@ impl DirBatches {
             work: VecDeque::new(),
             current: None,
             pending: VecDeque::new(),
+            merged: Vec::new(),
+            merged_rows: 0,
             failed: false,
         }
     }
@@ -470,6 +475,32 @@ impl DirBatches {
     pub fn schema(&self) -> SchemaRef {
         let output: Vec<_> = self.plan.output.iter().filter_map(|&i| self.plan.read_schema.fields().get(i).cloned()).collect();
         Arc::new(Schema::new(output))
+    }
+
+    fn batch_size(&self) -> usize {
+        if self.read.batch_size == 0 {
+            8192
+        } else {
+            self.read.batch_size
+        }
+    }
+
+    /// The gathered merged rows as batches of at most the batch size, into `pending`.
+    fn flush_merged(&mut self) -> Result<()> {
+        if self.merged.is_empty() {
+            return Ok(());
+        }
+        let parts = std::mem::take(&mut self.merged);
+        self.merged_rows = 0;
+        let all = arrow_select::concat::concat_batches(&self.schema(), &parts)?;
+        let size = self.batch_size();
+        let mut at = 0;
+        while at < all.num_rows() {
+            let n = size.min(all.num_rows() - at);
+            self.pending.push_back(all.slice(at, n));
+            at += n;
+        }
+        Ok(())
     }
 
     fn advance(&mut self) -> Result<Option<RecordBatch>> {
@@ -508,13 +539,13 @@ impl DirBatches {
                     };
                     let merged = if single { inputs.pop() } else { merge_rows(&inputs, self.plan.time, &self.plan.keys)? };
                     if let Some(m) = merged {
-                        let size = if self.read.batch_size == 0 { 8192 } else { self.read.batch_size };
-                        let mut at = 0;
-                        while at < m.num_rows() {
-                            let n = size.min(m.num_rows() - at);
-                            self.pending.push_back(self.plan.output(&m.slice(at, n))?);
-                            at += n;
-                        }
+                        self.merged_rows += m.num_rows();
+                        self.merged.push(self.plan.output(&m)?);
+                    }
+                    // Merged devices are gathered into full batches (a device's rows in one
+                    // partition are often far fewer than a batch).
+                    if self.merged_rows >= self.batch_size() || !matches!(self.work.front(), Some(Work::Merge { .. })) {
+                        self.flush_merged()?;
                     }
                 }
                 None => {

@@ -261,7 +261,7 @@ impl ExecutionPlan for IotdbScanExec {
             return Err(DataFusionError::Internal(format!("IotdbScanExec has {} partitions, not {partition}", self.partitions)));
         }
         let groups: Vec<usize> = (partition..self.reader.group_count()).step_by(self.partitions).collect();
-        let mut builder = RecordBatchReceiverStreamBuilder::new(self.schema.clone(), 2);
+        let mut builder = RecordBatchReceiverStreamBuilder::new(self.schema.clone(), 8);
         let tx = builder.tx();
         let (reader, table, read, tags, schema) =
             (Arc::clone(&self.reader), self.table.clone(), self.read.clone(), self.tags.clone(), self.schema.clone());
