@@ -33,9 +33,10 @@ use crate::arrow::device_batches::DeviceBatcher;
 use crate::arrow::schema::{measurement_field, table_arrow_schema, time_field, TimeUnit};
 use crate::crypto::EncryptionKeys;
 use crate::error::{Result, ResultExt, TsFileError};
+use crate::format::open::RangeSource;
 use crate::format::reader::StructureOptions;
 use crate::format::{ByteSource, ColumnCategory, DeviceId, FileReader, LocalFile, TableSchema};
-use crate::plan::{AccessRequest, DeviceFields, DevicePlan, FileView, NoCounts, TableAccess, TagFilter};
+use crate::plan::{AccessRequest, DeviceFields, DevicePlan, FileView, NoCounts, TableAccess, TagFilter, FETCH_RUN_BYTES};
 use crate::read::aligned::{plan_chunk_groups, read_chunk_group_in, GroupRead};
 use crate::read::tree::read_device_rows;
 use crate::read::{DecodeBudget, ReadOptions};
@@ -538,23 +539,55 @@ impl TableBatches<'_> {
             if self.done {
                 return Ok(None);
             }
-            let Some(index) = self.devices.next() else {
+            // Plan devices up to about FETCH_RUN_BYTES of chunks, read those bytes in a few
+            // large reads, then decode the run from them.
+            let view = &self.file.view;
+            let mut run: Vec<DevicePlan> = Vec::new();
+            let mut bytes = 0u64;
+            while bytes < FETCH_RUN_BYTES {
+                let Some(index) = self.devices.next() else { break };
+                let plan = self.access.plan_device(view, index, &mut self.fields).with_context(|| {
+                    let d = self.access.table.devices.get(index).map(|d| d.device.to_string()).unwrap_or_default();
+                    format!("device {d}")
+                })?;
+                if let Some(plan) = plan {
+                    bytes = bytes.saturating_add(plan.bytes());
+                    run.push(plan);
+                }
+            }
+            if run.is_empty() {
                 self.done = true;
                 self.pending = self.batcher.finish()?.into_iter().collect::<Vec<_>>().into_iter();
                 continue;
-            };
-            let view = &self.file.view;
-            let groups = self.access.device_groups(view, index, &mut self.fields).with_context(|| {
-                let d = self.access.table.devices.get(index).map(|d| d.device.to_string()).unwrap_or_default();
-                format!("device {d}")
-            })?;
-            if groups.is_empty() {
-                continue;
             }
-            let plan = DevicePlan { index, groups, ranges: Vec::new() };
-            self.pending = self.access.decode_device(view.reader(), plan, &mut self.batcher, &self.budget)?.into_iter();
+            let mut source = RangeSource::new(view.reader().len());
+            for r in merge_ranges(run.iter().flat_map(|p| p.ranges.iter().cloned()).collect()) {
+                let start = r.start;
+                source.insert(start, view.reader().source().read(r)?);
+            }
+            let reader = view.reader().with_source(source);
+            let mut out = Vec::new();
+            for plan in run {
+                out.extend(self.access.decode_device(&reader, plan, &mut self.batcher, &self.budget)?);
+            }
+            self.pending = out.into_iter();
         }
     }
+}
+
+/// Byte ranges sorted and joined where they touch or lie within 64 KiB of each other (the
+/// gap read is cheaper than another request), so a run of chunk groups is a few reads.
+fn merge_ranges(mut ranges: Vec<Range<u64>>) -> Vec<Range<u64>> {
+    const GAP: u64 = 64 << 10;
+    ranges.sort_unstable_by_key(|r| r.start);
+    let mut out: Vec<Range<u64>> = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        match out.last_mut() {
+            Some(last) if r.start <= last.end.saturating_add(GAP) => last.end = last.end.max(r.end),
+            _ => out.push(r),
+        }
+    }
+    out
 }
 
 impl Iterator for TableBatches<'_> {
@@ -571,5 +604,18 @@ impl Iterator for TableBatches<'_> {
                 Some(Err(e.in_file(&self.file.name)))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merge_ranges;
+
+    #[test]
+    fn ranges_join_where_they_touch_or_are_close() {
+        assert_eq!(merge_ranges(vec![]), vec![]);
+        assert_eq!(merge_ranges(vec![10..20, 0..5, 20..30]), vec![0..30]);
+        assert_eq!(merge_ranges(vec![0..10, (10 + (64 << 10) + 1)..(20 + (64 << 10))]).len(), 2);
+        assert_eq!(merge_ranges(vec![0..100, 10..20]), vec![0..100], "a range inside another");
     }
 }
