@@ -293,6 +293,8 @@ impl TsFile {
             fields: DeviceFields::default(),
             batcher,
             pending: Vec::new().into_iter(),
+            run: Default::default(),
+            run_reader: None,
             budget: DecodeBudget::for_options(&opts),
             done: false,
         })
@@ -310,6 +312,8 @@ impl TsFile {
             fields: b.fields,
             batcher: b.batcher,
             pending: b.pending,
+            run: b.run,
+            run_reader: b.run_reader,
             budget: b.budget,
             done: b.done,
         })
@@ -497,6 +501,9 @@ pub struct TableBatches<'a> {
     fields: DeviceFields,
     batcher: DeviceBatcher,
     pending: std::vec::IntoIter<RecordBatch>,
+    /// Planned devices of the current run and a reader holding their chunks' bytes.
+    run: std::collections::VecDeque<DevicePlan>,
+    run_reader: Option<FileReader<RangeSource>>,
     /// Decoded bytes of this read, against `max_decoded_bytes`.
     budget: DecodeBudget,
     done: bool,
@@ -531,6 +538,55 @@ impl TableBatches<'_> {
         self.schema.clone()
     }
 
+    /// The next planned device: from the current run, or from a new run planned up to about
+    /// [`FETCH_RUN_BYTES`] of chunks whose bytes are read in a few large reads.
+    fn next_plan(&mut self) -> Result<Option<DevicePlan>> {
+        if let Some(plan) = self.run.pop_front() {
+            return Ok(Some(plan));
+        }
+        let view = &self.file.view;
+        let mut bytes = 0u64;
+        while bytes < FETCH_RUN_BYTES {
+            let Some(index) = self.devices.next() else { break };
+            let plan = self.access.plan_device(view, index, &mut self.fields).with_context(|| {
+                let d = self.access.table.devices.get(index).map(|d| d.device.to_string()).unwrap_or_default();
+                format!("device {d}")
+            })?;
+            if let Some(plan) = plan {
+                bytes = bytes.saturating_add(plan.bytes());
+                self.run.push_back(plan);
+            }
+        }
+        if self.run.is_empty() {
+            return Ok(None);
+        }
+        let mut source = RangeSource::new(view.reader().len());
+        for r in merge_ranges(self.run.iter().flat_map(|p| p.ranges.iter().cloned()).collect()) {
+            let start = r.start;
+            source.insert(start, view.reader().source().read(r)?);
+        }
+        self.run_reader = Some(view.reader().with_source(source));
+        Ok(self.run.pop_front())
+    }
+
+    /// Decode `plan` from the current run's bytes into the batcher.
+    fn decode(&mut self, plan: DevicePlan) -> Result<Vec<RecordBatch>> {
+        let reader = self.run_reader.as_ref().ok_or_else(|| TsFileError::unsupported("a device planned outside a run"))?;
+        self.access.decode_device(reader, plan, &mut self.batcher, &self.budget)
+    }
+
+    /// The next device's rows alone (not gathered with other devices' into batches), with
+    /// its id; `None` after the last. For readers that handle a table device by device; use
+    /// either this or the iterator, not both.
+    pub fn next_device(&mut self) -> Result<Option<(DeviceId, Vec<RecordBatch>)>> {
+        let Some(plan) = self.next_plan().map_err(|e| e.in_file(&self.file.name))? else { return Ok(None) };
+        let device = self.access.table.devices.get(plan.index).map(|d| d.device.clone());
+        let device = device.ok_or_else(|| TsFileError::NotFound { what: format!("device #{}", plan.index) })?;
+        let mut out = self.decode(plan).map_err(|e| e.in_file(&self.file.name))?;
+        out.extend(self.batcher.finish()?);
+        Ok(Some((device, out)))
+    }
+
     fn advance(&mut self) -> Result<Option<RecordBatch>> {
         loop {
             if let Some(b) = self.pending.next() {
@@ -539,38 +595,13 @@ impl TableBatches<'_> {
             if self.done {
                 return Ok(None);
             }
-            // Plan devices up to about FETCH_RUN_BYTES of chunks, read those bytes in a few
-            // large reads, then decode the run from them.
-            let view = &self.file.view;
-            let mut run: Vec<DevicePlan> = Vec::new();
-            let mut bytes = 0u64;
-            while bytes < FETCH_RUN_BYTES {
-                let Some(index) = self.devices.next() else { break };
-                let plan = self.access.plan_device(view, index, &mut self.fields).with_context(|| {
-                    let d = self.access.table.devices.get(index).map(|d| d.device.to_string()).unwrap_or_default();
-                    format!("device {d}")
-                })?;
-                if let Some(plan) = plan {
-                    bytes = bytes.saturating_add(plan.bytes());
-                    run.push(plan);
+            match self.next_plan()? {
+                Some(plan) => self.pending = self.decode(plan)?.into_iter(),
+                None => {
+                    self.done = true;
+                    self.pending = self.batcher.finish()?.into_iter().collect::<Vec<_>>().into_iter();
                 }
             }
-            if run.is_empty() {
-                self.done = true;
-                self.pending = self.batcher.finish()?.into_iter().collect::<Vec<_>>().into_iter();
-                continue;
-            }
-            let mut source = RangeSource::new(view.reader().len());
-            for r in merge_ranges(run.iter().flat_map(|p| p.ranges.iter().cloned()).collect()) {
-                let start = r.start;
-                source.insert(start, view.reader().source().read(r)?);
-            }
-            let reader = view.reader().with_source(source);
-            let mut out = Vec::new();
-            for plan in run {
-                out.extend(self.access.decode_device(&reader, plan, &mut self.batcher, &self.budget)?);
-            }
-            self.pending = out.into_iter();
         }
     }
 }

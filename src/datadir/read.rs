@@ -56,8 +56,9 @@ struct Span {
 enum Work {
     /// Read these devices of a file as they are.
     Straight { file: usize, devices: Vec<DeviceId> },
-    /// Read a device from each of these files (ascending priority), delete, merge.
-    Merge { device: DeviceId, files: Vec<usize> },
+    /// Read these devices from each of their files (ascending priority; one read per file
+    /// for all of them), delete, merge device by device.
+    Merge { devices: Vec<(DeviceId, Vec<usize>)> },
 }
 
 impl DataDirReader {
@@ -213,6 +214,7 @@ impl DataDirReader {
         let mut devices: BTreeMap<DeviceId, Vec<Span>> = BTreeMap::new();
         for i in range {
             for (device, start, end) in self.spans(i, table, read, tags, &keep)? {
+                let device = device.trimmed();
                 // Rows a whole-row deletion of this file covers from first to last are not
                 // read at all (its statistics say so; nothing is decoded).
                 if self.rows_deleted(i, &device, start, end, plan) {
@@ -230,7 +232,7 @@ impl DataDirReader {
             if file.table_names().iter().any(|t| t == table) {
                 for d in &file.device_views(table)?.devices {
                     if chunks_overlap(d.time.chunks.iter().map(|c| (c.statistics.start_time, c.statistics.end_time))) {
-                        set.insert(d.device.clone());
+                        set.insert(d.device.trimmed());
                     }
                 }
             }
@@ -244,7 +246,7 @@ impl DataDirReader {
                     || self.deletions_of(s.file, &device, plan).next().is_some()
             });
             if touched || spans_overlap(&spans) {
-                work.push(Work::Merge { device, files: spans.iter().map(|s| s.file).collect() });
+                work.push((device, spans.iter().map(|s| s.file).collect()));
             } else {
                 for s in spans {
                     straight.entry(s.file).or_default().push(device.clone());
@@ -252,7 +254,11 @@ impl DataDirReader {
             }
         }
         let mut out: Vec<Work> = straight.into_iter().map(|(file, devices)| Work::Straight { file, devices }).collect();
-        out.extend(work);
+        // Merged devices in chunks: their rows are held until merged.
+        let mut work = work.into_iter().peekable();
+        while work.peek().is_some() {
+            out.push(Work::Merge { devices: work.by_ref().take(MERGE_CHUNK_DEVICES).collect() });
+        }
         Ok(out)
     }
 
@@ -274,35 +280,44 @@ impl DataDirReader {
         })
     }
 
-    /// `device`'s rows in file `i`, its deletions applied, conformed to `plan.read_schema`.
-    fn device_rows(
+    /// The rows of `devices` in file `i` (one read of the file), per device its deletions
+    /// applied, conformed to `plan.read_schema`; keyed by [`DeviceId::trimmed`].
+    fn devices_rows(
         &self,
         i: usize,
         table: &str,
-        device: &DeviceId,
+        devices: Vec<DeviceId>,
         plan: &ReadPlan,
         read: &TableRead,
-    ) -> Result<Option<RecordBatch>> {
+    ) -> Result<HashMap<DeviceId, RecordBatch>> {
         let file = self.file(i)?;
-        let read = TableRead { devices: Some(vec![device.clone()]), ..plan.file_read(&file, table, read)? };
-        let batches: Vec<RecordBatch> =
-            file.read_table(table, read)?.map(|b| b.and_then(|b| plan.conform(b))).collect::<Result<_>>()?;
-        if batches.is_empty() {
-            return Ok(None);
-        }
-        let batch = arrow_select::concat::concat_batches(&plan.read_schema, &batches)?;
-        let deletions: Vec<&Deletion> = self.deletions_of(i, device, plan).collect();
+        let path = || self.dir.files.get(i).map(|f| f.path.display().to_string()).unwrap_or_default();
         let len = self.dir.files.get(i).map_or(0, |f| f.len);
-        if deletions.iter().any(|d| d.file_offset.is_some_and(|o| u64::try_from(o).is_ok_and(|o| o < len))) {
-            return Err(TsFileError::unsupported(format!(
-                "an IoTDB 1.x deletion (.mods) naming device {device} of a table-model file: its file offset rule needs chunk offsets, not built for table reads"
-            ))
-            .in_file(self.dir.files.get(i).map(|f| f.path.display().to_string()).unwrap_or_default()));
+        let read = TableRead { devices: Some(devices), ..plan.file_read(&file, table, read)? };
+        let mut rows = file.read_table(table, read)?;
+        let mut out = HashMap::new();
+        while let Some((device, batches)) = rows.next_device()? {
+            let batches: Vec<RecordBatch> = batches.into_iter().map(|b| plan.conform(b)).collect::<Result<_>>()?;
+            if batches.is_empty() {
+                continue;
+            }
+            let batch = arrow_select::concat::concat_batches(&plan.read_schema, &batches)?;
+            let deletions: Vec<&Deletion> = self.deletions_of(i, &device, plan).collect();
+            if deletions.iter().any(|d| d.file_offset.is_some_and(|o| u64::try_from(o).is_ok_and(|o| o < len))) {
+                return Err(TsFileError::unsupported(format!(
+                    "an IoTDB 1.x deletion (.mods) naming device {device} of a table-model file: its file offset rule needs chunk offsets, not built for table reads"
+                ))
+                .in_file(path()));
+            }
+            let batch = apply_deletions(batch, plan.time, &device, &deletions, &plan.measurements())?;
+            out.insert(device.trimmed(), batch);
         }
-        let batch = apply_deletions(batch, plan.time, device, &deletions, &plan.measurements())?;
-        Ok(Some(batch))
+        Ok(out)
     }
 }
+
+/// Devices merged together: their rows in every file they are in are held until merged.
+const MERGE_CHUNK_DEVICES: usize = 64;
 
 /// Whether a device id's first segment is a tree-model path (IoTDB's start with `root`).
 fn is_tree_path(name: &str) -> bool {
@@ -523,24 +538,31 @@ impl DirBatches {
                     let read = TableRead { devices: Some(devices), ..self.plan.file_read(&f, &self.table, &self.read)? };
                     self.current = Some(f.read_table_shared(&self.table, read)?);
                 }
-                Some(Work::Merge { device, files }) => {
-                    let mut inputs = Vec::with_capacity(files.len());
-                    for i in files {
-                        if let Some(b) = self.reader.device_rows(i, &self.table, &device, &self.plan, &self.read)? {
-                            inputs.push(b);
+                Some(Work::Merge { devices }) => {
+                    let files: std::collections::BTreeSet<usize> = devices.iter().flat_map(|(_, f)| f.iter().copied()).collect();
+                    let mut rows: HashMap<(usize, DeviceId), RecordBatch> = HashMap::new();
+                    for f in files {
+                        let wanted: Vec<DeviceId> =
+                            devices.iter().filter(|(_, fs)| fs.contains(&f)).map(|(d, _)| d.clone()).collect();
+                        for (device, batch) in self.reader.devices_rows(f, &self.table, wanted, &self.plan, &self.read)? {
+                            rows.insert((f, device), batch);
                         }
                     }
-                    let single = match inputs.as_slice() {
-                        [one] => match one.columns().get(self.plan.time) {
-                            Some(t) => strictly_increasing(time_values(t.as_ref())?),
-                            None => false,
-                        },
-                        _ => false,
-                    };
-                    let merged = if single { inputs.pop() } else { merge_rows(&inputs, self.plan.time, &self.plan.keys)? };
-                    if let Some(m) = merged {
-                        self.merged_rows += m.num_rows();
-                        self.merged.push(self.plan.output(&m)?);
+                    for (device, fs) in devices {
+                        let key = device.trimmed();
+                        let mut inputs: Vec<RecordBatch> = fs.iter().filter_map(|&f| rows.remove(&(f, key.clone()))).collect();
+                        let single = match inputs.as_slice() {
+                            [one] => match one.columns().get(self.plan.time) {
+                                Some(t) => strictly_increasing(time_values(t.as_ref())?),
+                                None => false,
+                            },
+                            _ => false,
+                        };
+                        let merged = if single { inputs.pop() } else { merge_rows(&inputs, self.plan.time, &self.plan.keys)? };
+                        if let Some(m) = merged {
+                            self.merged_rows += m.num_rows();
+                            self.merged.push(self.plan.output(&m)?);
+                        }
                     }
                     // Merged devices are gathered into full batches (a device's rows in one
                     // partition are often far fewer than a batch).

@@ -82,6 +82,13 @@ impl DeviceId {
         &self.segments
     }
 
+    /// The same device without trailing null segments (writers may or may not store them):
+    /// the form in which ids from different sources are compared.
+    pub fn trimmed(&self) -> DeviceId {
+        let keep = self.segments.iter().rposition(Option::is_some).map_or(0, |i| i + 1);
+        DeviceId { segments: self.segments.get(..keep).unwrap_or_default().to_vec() }
+    }
+
     /// Segment 0: the table name (table model) or the path prefix (tree model).
     pub fn table_name(&self) -> Option<&str> {
         self.segments.first().and_then(|s| s.as_deref())

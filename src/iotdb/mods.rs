@@ -267,12 +267,7 @@ fn parse_device(c: &mut Cursor<'_>) -> Result<DeviceId> {
 
 /// Devices equal up to trailing null segments (a writer may drop them).
 fn same_device(a: &DeviceId, b: &DeviceId) -> bool {
-    let trim = |d: &DeviceId| {
-        let s = d.segments();
-        let keep = s.iter().rposition(Option::is_some).map_or(0, |i| i + 1);
-        s.get(..keep).unwrap_or_default().to_vec()
-    };
-    trim(a) == trim(b)
+    a.trimmed() == b.trimmed()
 }
 
 /// The deletions of a 1.x `.mods` file, up to the first line that does not decode.

@@ -101,12 +101,13 @@ pub struct TableView {
 }
 
 impl TableView {
-    /// The index in `devices` of `device`, found through a map built once per view (a read
-    /// naming devices one at a time costs O(1) each, not a walk of the device list).
+    /// The index in `devices` of `device` (compared without trailing null segments), found
+    /// through a map built once per view (a read naming devices one at a time costs O(1)
+    /// each, not a walk of the device list).
     pub fn position(&self, device: &DeviceId) -> Option<usize> {
         self.positions
-            .get_or_init(|| self.devices.iter().enumerate().map(|(i, d)| (d.device.clone(), i)).collect())
-            .get(device)
+            .get_or_init(|| self.devices.iter().enumerate().map(|(i, d)| (d.device.trimmed(), i)).collect())
+            .get(&device.trimmed())
             .copied()
     }
 

@@ -574,7 +574,7 @@ fn test_layout_iotdb_errors_and_explain() {
     });
 }
 
-/// The million-row directory: 10 partitions × 20 devices × 5,000 points in two sequence
+/// The million-row directory: 10 partitions × 80 devices × 1,250 points in two sequence
 /// files each (the second continuing the first), an unsequence file per partition rewriting
 /// every 7th point (`a` = -time, `b` null), and per partition a `.mods2` on the unsequence
 /// file deleting `b`… nothing (it is null) and on the second sequence file whole rows of
@@ -582,8 +582,9 @@ fn test_layout_iotdb_errors_and_explain() {
 /// rows of one window.
 #[test]
 fn test_a_million_row_directory() {
-    const DEVICES: usize = 20;
-    const POINTS: i64 = 5_000;
+    // More devices than one merge chunk (64) takes.
+    const DEVICES: usize = 80;
+    const POINTS: i64 = 1_250;
     const PARTITIONS: i64 = 10;
     let root = tmp("million");
     let _ = std::fs::remove_dir_all(&root);
@@ -603,7 +604,7 @@ fn test_a_million_row_directory() {
                 }
             }
         }
-        let del = Del { device: Some(3), by_tag: false, columns: vec![], start: base + 30_000, end: base + 30_100 };
+        let del = Del { device: Some(3), by_tag: false, columns: vec![], start: base + 10_000, end: base + 10_100 };
         let [first, second] = seq;
         for (k, rows, unsequence, deletions) in
             [(0, first, false, vec![]), (1, second, false, vec![del]), (2, unseq, true, vec![])]
@@ -628,7 +629,7 @@ fn test_a_million_row_directory() {
             let e = want.entry(format!("d{dev}")).or_default();
             for i in 0..POINTS {
                 let t = base + i * 10;
-                let deleted = dev == 3 && i >= POINTS / 2 && (base + 30_000..=base + 30_100).contains(&t);
+                let deleted = dev == 3 && i >= POINTS / 2 && (base + 10_000..=base + 10_100).contains(&t);
                 let rewritten = i % 7 == 0;
                 if deleted && !rewritten {
                     continue;
@@ -680,7 +681,7 @@ fn test_a_million_row_directory() {
         assert_eq!(seen, DEVICES);
         // The rows of one window of d3 across the deletion, row by row.
         let got = c
-            .sql("SELECT time, dev, a, b FROM t WHERE dev = 'd3' AND time BETWEEN 4029900 AND 4030200")
+            .sql("SELECT time, dev, a, b FROM t WHERE dev = 'd3' AND time BETWEEN 4009900 AND 4010200")
             .await
             .unwrap()
             .collect()
@@ -688,9 +689,9 @@ fn test_a_million_row_directory() {
             .unwrap();
         let rows = rows_of(&got);
         let times: Vec<i64> = rows.iter().map(|r| r.1).collect();
-        let expect: Vec<i64> = (4_029_900..=4_030_200)
+        let expect: Vec<i64> = (4_009_900..=4_010_200)
             .step_by(10)
-            .filter(|t| !(4_030_000..=4_030_100).contains(t) || ((t - 4_000_000) / 10) % 7 == 0)
+            .filter(|t| !(4_010_000..=4_010_100).contains(t) || ((t - 4_000_000) / 10) % 7 == 0)
             .collect();
         assert_eq!(times, expect);
         for r in &rows {
