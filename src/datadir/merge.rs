@@ -39,10 +39,11 @@ pub fn strictly_increasing(times: &[i64]) -> bool {
     times.windows(2).all(|w| matches!(w, [a, b] if a < b))
 }
 
-/// One row per time from `inputs` (same schema, ascending priority), per column the value
-/// of the highest-priority row whose value is not null; `time` is the time column's index.
-/// Columns in `keys` (the time and TAG columns) are taken from the winning row as they are.
-pub fn merge_rows(inputs: &[RecordBatch], time: usize, keys: &[usize]) -> Result<Option<RecordBatch>> {
+/// One row per time from `inputs` (same schema, ascending priority; rows of one device),
+/// per column the value of the highest-priority row whose value is not null; `time` is the
+/// time column's index. Columns in `constant` (TAG columns: one value on every row of a
+/// device) repeat their first row's value.
+pub fn merge_rows(inputs: &[RecordBatch], time: usize, constant: &[usize]) -> Result<Option<RecordBatch>> {
     let Some(first) = inputs.first() else { return Ok(None) };
     let schema = first.schema();
     if inputs.iter().any(|b| b.schema().fields() != schema.fields()) {
@@ -74,7 +75,14 @@ pub fn merge_rows(inputs: &[RecordBatch], time: usize, keys: &[usize]) -> Result
     let mut picks: Vec<(usize, usize)> = Vec::with_capacity(starts.len());
     for c in 0..schema.fields().len() {
         let arrays: Vec<&dyn Array> = inputs.iter().filter_map(|b| b.columns().get(c)).map(|a| a.as_ref()).collect();
-        if !repeats || keys.contains(&c) || arrays.iter().all(|a| a.null_count() == 0) {
+        if constant.contains(&c) {
+            if let Some(a) = arrays.iter().find(|a| !a.is_empty()) {
+                let zeros = arrow_array::UInt32Array::from(vec![0u32; first.len()]);
+                columns.push(arrow_select::take::take(*a, &zeros, None)?);
+                continue;
+            }
+        }
+        if !repeats || c == time || arrays.iter().all(|a| a.null_count() == 0) {
             columns.push(arrow_select::interleave::interleave(&arrays, &first)?);
             continue;
         }
@@ -221,7 +229,7 @@ mod tests {
         let low = batch(&[(1, Some(10), Some("low")), (2, Some(20), None), (4, Some(40), Some("x"))]);
         // Time 2 twice in one input (two chunks): the later row wins, its null is filled below.
         let high = batch(&[(2, Some(21), None), (3, None, Some("h3")), (2, None, Some("later")), (4, None, None)]);
-        let m = merge_rows(&[low, high], 0, &[0]).unwrap().unwrap();
+        let m = merge_rows(&[low, high], 0, &[]).unwrap().unwrap();
         assert_eq!(
             rows(&m),
             vec![
@@ -231,9 +239,9 @@ mod tests {
                 (4, Some(40), Some("x".into())),
             ]
         );
-        assert!(merge_rows(&[], 0, &[0]).unwrap().is_none());
+        assert!(merge_rows(&[], 0, &[]).unwrap().is_none());
         let one = batch(&[(5, Some(1), None)]);
-        assert_eq!(rows(&merge_rows(&[one], 0, &[0]).unwrap().unwrap()), vec![(5, Some(1), None)]);
+        assert_eq!(rows(&merge_rows(&[one], 0, &[]).unwrap().unwrap()), vec![(5, Some(1), None)]);
     }
 
     #[test]

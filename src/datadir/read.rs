@@ -301,7 +301,10 @@ impl DataDirReader {
             if batches.is_empty() {
                 continue;
             }
-            let batch = arrow_select::concat::concat_batches(&plan.read_schema, &batches)?;
+            let batch = match <[RecordBatch; 1]>::try_from(batches) {
+                Ok([one]) => one,
+                Err(many) => arrow_select::concat::concat_batches(&plan.read_schema, &many)?,
+            };
             let deletions: Vec<&Deletion> = self.deletions_of(i, &device, plan).collect();
             if deletions.iter().any(|d| d.file_offset.is_some_and(|o| u64::try_from(o).is_ok_and(|o| o < len))) {
                 return Err(TsFileError::unsupported(format!(
@@ -351,8 +354,9 @@ struct ReadPlan {
     read_schema: SchemaRef,
     /// Index in `read_schema` of the time column.
     time: usize,
-    /// Indices in `read_schema` of the time and TAG columns.
-    keys: Vec<usize>,
+    /// Indices in `read_schema` of the TAG columns (and ATTRIBUTE columns: neither is a
+    /// FIELD), the same on every row of one device.
+    tags: Vec<usize>,
     /// FIELD column measurement names per `read_schema` column.
     fields: Vec<Option<String>>,
     /// The requested columns' indices in `read_schema`.
@@ -388,7 +392,14 @@ impl ReadPlan {
             }
         }
         let time = names.iter().position(|n| n == &time_name).unwrap_or(0);
-        Ok(ReadPlan { read_schema: Arc::new(Schema::new(arrow_fields)), time, keys, fields, output: (0..requested).collect() })
+        keys.retain(|&k| k != time);
+        Ok(ReadPlan {
+            read_schema: Arc::new(Schema::new(arrow_fields)),
+            time,
+            tags: keys,
+            fields,
+            output: (0..requested).collect(),
+        })
     }
 
     /// The read of one file: the plan's columns that the file's table holds.
@@ -558,7 +569,7 @@ impl DirBatches {
                             },
                             _ => false,
                         };
-                        let merged = if single { inputs.pop() } else { merge_rows(&inputs, self.plan.time, &self.plan.keys)? };
+                        let merged = if single { inputs.pop() } else { merge_rows(&inputs, self.plan.time, &self.plan.tags)? };
                         if let Some(m) = merged {
                             self.merged_rows += m.num_rows();
                             self.merged.push(self.plan.output(&m)?);
