@@ -402,6 +402,12 @@ fn test_sql_with_layout_iotdb_equals_the_oracle_and_plain_does_not() {
                 .collect();
             assert_rows(&rows_of(&got), &want, &format!("seed {seed}: {sql}"));
 
+            // A FIELD threshold applies to the merged rows: a lower-priority value above it
+            // that a higher-priority one replaced does not pass.
+            let got = c.sql("SELECT time, dev, a, b FROM t WHERE a > 100").await.unwrap().collect().await.unwrap();
+            let want: Vec<Row> = expect.iter().filter(|r| r.2.is_some_and(|a| a > 100)).cloned().collect();
+            assert_rows(&rows_of(&got), &want, &format!("seed {seed}: a > 100"));
+
             let counts = c.sql("SELECT count(*), count(a), count(b) FROM t").await.unwrap().collect().await.unwrap();
             let col = |i: usize| counts[0].column(i).as_primitive::<Int64Type>().value(0);
             let want = (
