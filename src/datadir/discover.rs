@@ -22,7 +22,7 @@ use std::path::{Component, Path, PathBuf};
 use crate::error::{Result, TsFileError};
 use crate::format::{MAGIC, TAIL_LEN};
 use crate::iotdb::names::file_priority;
-use crate::iotdb::{parse_mods_v1, parse_mods_v2, parse_resource, DataFileName, Deletion, DeviceTimes, Placement, Space};
+use crate::iotdb::{parse_mods_file, parse_resource, DataFileName, Deletion, DeviceTimes, Placement, Space, MODS_SUFFIXES};
 
 /// One data file of a data directory with its companions, parsed.
 #[derive(Debug, Clone)]
@@ -113,11 +113,10 @@ impl DataDir {
                 }
             };
             let mut deletions = Vec::new();
-            if let Some(bytes) = read_companion(&path, "mods")? {
-                deletions.extend(parse_mods_v1(&String::from_utf8_lossy(&bytes)));
-            }
-            if let Some(bytes) = read_companion(&path, "mods2")? {
-                deletions.extend(parse_mods_v2(&bytes).map_err(|e| e.in_file(companion(&path, "mods2").display()))?);
+            for suffix in MODS_SUFFIXES {
+                if let Some(bytes) = read_companion(&path, suffix)? {
+                    deletions.extend(parse_mods_file(suffix, &bytes).map_err(|e| e.in_file(companion(&path, suffix).display()))?);
+                }
             }
             groups.entry((database.clone(), partition.clone())).or_default().push(DataFile {
                 path,

@@ -47,7 +47,7 @@ use crate::datafusion::format::TSFILE_EXTENSION;
 use crate::datafusion::location::parse_location;
 use crate::format::{ChunkHeader, Compression, Encoding, Statistics, TimeseriesMetadata, TsDataType, ValueStatistics};
 use crate::io::{fetch_ranges, open_object, RangeSource};
-use crate::iotdb::{parse_mods_v1, parse_mods_v2, DataFileName, Deletion, Placement, Space};
+use crate::iotdb::{parse_mods_file, DataFileName, Deletion, Placement, Space, MODS_SUFFIXES};
 use crate::TsFileError;
 
 /// The `tsfile_metadata(path)` table function; register it with
@@ -238,7 +238,7 @@ async fn iotdb_facts(
     let Some(name) = parts.last().and_then(|n| DataFileName::parse(n)) else { return Ok(None) };
     let Some(place) = Placement::of(parts.iter().map(String::as_str)) else { return Ok(None) };
     let mut deletions = Vec::new();
-    for suffix in ["mods", "mods2"] {
+    for suffix in MODS_SUFFIXES {
         let path = object_store::path::Path::from(format!("{location}.{suffix}"));
         let got = match store.get_opts(&path, object_store::GetOptions::default()).await {
             Ok(got) => got.bytes().await,
@@ -247,11 +247,7 @@ async fn iotdb_facts(
         };
         let bytes: bytes::Bytes =
             got.map_err(|e| TsFileError::Io { what: format!("reading {path}"), source: std::io::Error::other(e) })?;
-        if suffix == "mods" {
-            deletions.extend(parse_mods_v1(&String::from_utf8_lossy(&bytes)));
-        } else {
-            deletions.extend(parse_mods_v2(&bytes).map_err(|e| e.in_file(&path))?);
-        }
+        deletions.extend(parse_mods_file(suffix, &bytes).map_err(|e| e.in_file(&path))?);
     }
     Ok(Some((place, name, deletions)))
 }

@@ -14,7 +14,9 @@ pub mod mods;
 pub mod names;
 pub mod resource;
 
-pub use mods::{parse_mods_v1, parse_mods_v2, Deletion, DeletionTarget, PathPattern, TagPredicate};
+pub use mods::{
+    parse_mods_file, parse_mods_v1, parse_mods_v2, Deletion, DeletionTarget, PathPattern, TagPredicate, MODS_SUFFIXES,
+};
 pub use names::{DataFileName, Placement, Space};
 pub use resource::{parse_resource, DeviceTimes};
 

@@ -270,6 +270,20 @@ fn same_device(a: &DeviceId, b: &DeviceId) -> bool {
     a.trimmed() == b.trimmed()
 }
 
+/// The suffixes of the modifications files beside a data file (`{name}.mods`,
+/// `{name}.mods2`), in the order their deletions are read.
+pub const MODS_SUFFIXES: [&str; 2] = ["mods", "mods2"];
+
+/// The deletions of the modifications file with suffix `suffix` ([`MODS_SUFFIXES`]): 1.x text
+/// (bytes that are not UTF-8 replaced) or 2.x binary.
+pub fn parse_mods_file(suffix: &str, bytes: &[u8]) -> Result<Vec<Deletion>> {
+    match suffix {
+        "mods" => Ok(parse_mods_v1(&String::from_utf8_lossy(bytes))),
+        "mods2" => parse_mods_v2(bytes),
+        other => Err(TsFileError::unsupported(format!("modifications file suffix '{other}'"))),
+    }
+}
+
 /// The deletions of a 1.x `.mods` file, up to the first line that does not decode.
 pub fn parse_mods_v1(text: &str) -> Vec<Deletion> {
     let mut out = Vec::new();
