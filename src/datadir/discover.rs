@@ -20,7 +20,8 @@ use std::fs;
 use std::path::{Component, Path, PathBuf};
 
 use crate::error::{Result, TsFileError};
-use crate::format::{MAGIC, TAIL_LEN};
+use crate::format::open::tail_metadata_len;
+use crate::format::{HEAD_LEN, TAIL_LEN};
 use crate::iotdb::names::file_priority;
 use crate::iotdb::{parse_mods_file, parse_resource, DataFileName, Deletion, DeviceTimes, Placement, Space, MODS_SUFFIXES};
 
@@ -207,15 +208,14 @@ fn read_companion(path: &Path, suffix: &str) -> Result<Option<Vec<u8>>> {
 /// Whether the file ends with a complete footer (its length and magic): a sealed file.
 fn footer_complete(path: &Path, len: u64) -> Result<bool> {
     use std::io::{Read, Seek, SeekFrom};
-    if len < TAIL_LEN + 7 {
+    if len < TAIL_LEN + HEAD_LEN {
         return Ok(false);
     }
     let mut f = fs::File::open(path).map_err(|e| io(e, "reading", path))?;
     let mut tail = [0u8; TAIL_LEN as usize];
     f.seek(SeekFrom::End(-(TAIL_LEN as i64))).and_then(|_| f.read_exact(&mut tail)).map_err(|e| io(e, "reading", path))?;
-    let [a, b, c, d, magic @ ..] = tail;
-    let size = i32::from_be_bytes([a, b, c, d]);
-    Ok(&magic == MAGIC && size > 0 && u64::try_from(size).is_ok_and(|s| s < len))
+    // The smallest data start (no encryption header): a looser bound is still a footer.
+    Ok(tail_metadata_len(&tail, len, HEAD_LEN).is_ok_and(|l| l > 0))
 }
 
 /// An I/O error naming what was done to which path.

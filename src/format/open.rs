@@ -159,6 +159,29 @@ fn effective_max_metadata(max_metadata_size: u64) -> u64 {
     }
 }
 
+/// The metadata length declared by a file's last [`TAIL_LEN`] bytes `tail` (file length
+/// `len`): the tail magic must be there and the length must fit between the data start
+/// `data_start` (plus the `0x02` separator) and the tail.
+pub fn tail_metadata_len(tail: &[u8], len: u64, data_start: u64) -> Result<u64> {
+    if tail.get(4..) != Some(&MAGIC[..]) {
+        return Err(TsFileError::corrupt(
+            "file tail",
+            Some(len.saturating_sub(6)),
+            "tail magic 'TsFile' missing (the file is incomplete or not a TsFile; try a forward scan)",
+        ));
+    }
+    let at = len.saturating_sub(TAIL_LEN);
+    let l_raw = Cursor::new(tail, at).i32("metadata length")?;
+    let room = at.saturating_sub(data_start).saturating_sub(1);
+    u64::try_from(l_raw).ok().filter(|&l| l <= room).ok_or_else(|| {
+        TsFileError::corrupt(
+            "metadata length",
+            Some(at),
+            format!("{l_raw} does not fit between the data start {data_start} and the tail ({room} bytes)"),
+        )
+    })
+}
+
 /// Check a TsFileMetadata length against the limit `max_metadata_size` (0 = default): the one
 /// check behind option `max_metadata_bytes`, on open and on a cached file alike.
 pub fn check_metadata_len(metadata_len: u64, max_metadata_size: u64) -> Result<()> {
@@ -563,22 +586,7 @@ impl OpenDecoder {
             });
         }
         let tail = self.buf.read(len - TAIL_LEN..len)?;
-        if tail.get(4..) != Some(&MAGIC[..]) {
-            return Err(TsFileError::corrupt(
-                "file tail",
-                Some(len - 6),
-                "tail magic 'TsFile' missing (the file is incomplete or not a TsFile; try a forward scan)",
-            ));
-        }
-        let l_raw = Cursor::new(&tail, len - TAIL_LEN).i32("metadata length")?;
-        let room = len - TAIL_LEN - data_start - 1;
-        let metadata_len = u64::try_from(l_raw).ok().filter(|&l| l <= room).ok_or_else(|| {
-            TsFileError::corrupt(
-                "metadata length",
-                Some(len - TAIL_LEN),
-                format!("{l_raw} does not fit between the data start {data_start} and the tail ({room} bytes)"),
-            )
-        })?;
+        let metadata_len = tail_metadata_len(&tail, len, data_start)?;
         check_metadata_len(metadata_len, self.opts.max_metadata_size)?;
         let meta_start = len - TAIL_LEN - metadata_len;
         let meta_range = meta_start..len - TAIL_LEN;
